@@ -1,0 +1,196 @@
+/* ddtkit: MPI-complete derived datatypes, a canonical layout computed once at commit, and
+ * pack / unpack / iov / copy over any byte range of the packed stream.
+ *
+ * Conventions (see DESIGN.md): every function returns DDT_SUCCESS or an error code and never
+ * aborts; sizes, counts and displacements are int64_t; on failure no caller buffer is written
+ * (outputs such as *newtype are left as they were unless stated otherwise). Committed types are
+ * immutable and may be used from any number of threads at once. */
+#ifndef DDTKIT_H
+#define DDTKIT_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ddt_type_s *ddt_type; /* opaque; predefined handles are constants DDT_INT, ... */
+
+/* ---- error codes ---------------------------------------------------------------------- */
+enum {
+  DDT_SUCCESS = 0,
+  DDT_ERR_ARG = 1,        /* null pointer or otherwise invalid argument */
+  DDT_ERR_COUNT = 2,      /* negative count or block length */
+  DDT_ERR_TYPE = 3,       /* null, freed or unusable datatype handle */
+  DDT_ERR_NOT_COMMITTED = 4, /* a type used for data movement before ddt_type_commit */
+  DDT_ERR_OVERFLOW = 5,   /* a size, extent or displacement does not fit in 64 bits */
+  DDT_ERR_TRUNCATE = 6,   /* output buffer too small, or range beyond the packed stream */
+  DDT_ERR_DIMS = 7,       /* invalid subarray / darray dimensions, sizes or starts */
+  DDT_ERR_DISTRIB = 8,    /* invalid darray distribution or distribution argument */
+  DDT_ERR_NO_MEM = 9,
+  DDT_ERR_SIZE_MISMATCH = 10, /* ddt_copy with different packed sizes */
+  DDT_ERR_CORRUPT = 11,   /* serialized bytes that fail validation */
+  DDT_ERR_VERSION = 12,   /* serialized by an incompatible format version */
+  DDT_ERR_PREDEFINED = 13 /* operation not allowed on a predefined type (e.g. set_bounds) */
+};
+
+/* ---- predefined types ------------------------------------------------------------------ */
+/* X(NAME): one entry per predefined type, in a fixed order (the serialized form and the
+ * tests index this list, so entries are only ever appended). */
+#define DDT_PREDEFINED_LIST(X) \
+  X(CHAR) \
+  X(SIGNED_CHAR) \
+  X(UNSIGNED_CHAR) \
+  X(BYTE) \
+  X(SHORT) \
+  X(UNSIGNED_SHORT) \
+  X(INT) \
+  X(UNSIGNED) \
+  X(LONG) \
+  X(UNSIGNED_LONG) \
+  X(LONG_LONG) \
+  X(UNSIGNED_LONG_LONG) \
+  X(FLOAT) \
+  X(DOUBLE) \
+  X(LONG_DOUBLE) \
+  X(C_BOOL) \
+  X(INT8_T) \
+  X(INT16_T) \
+  X(INT32_T) \
+  X(INT64_T) \
+  X(UINT8_T) \
+  X(UINT16_T) \
+  X(UINT32_T) \
+  X(UINT64_T) \
+  X(C_FLOAT_COMPLEX) \
+  X(C_DOUBLE_COMPLEX) \
+  X(C_LONG_DOUBLE_COMPLEX) \
+  X(WCHAR) \
+  X(AINT) \
+  X(OFFSET) \
+  X(COUNT) \
+  X(PACKED) \
+  X(FLOAT_INT) \
+  X(DOUBLE_INT) \
+  X(LONG_INT) \
+  X(2INT) \
+  X(SHORT_INT) \
+  X(LONG_DOUBLE_INT)
+
+#define DDT_DECLARE_PREDEFINED_(N) extern struct ddt_type_s ddt_predef_##N;
+DDT_PREDEFINED_LIST(DDT_DECLARE_PREDEFINED_)
+#undef DDT_DECLARE_PREDEFINED_
+#define DDT_TYPE_NULL ((ddt_type)0)
+#define DDT_CHAR (&ddt_predef_CHAR)
+#define DDT_SIGNED_CHAR (&ddt_predef_SIGNED_CHAR)
+#define DDT_UNSIGNED_CHAR (&ddt_predef_UNSIGNED_CHAR)
+#define DDT_BYTE (&ddt_predef_BYTE)
+#define DDT_SHORT (&ddt_predef_SHORT)
+#define DDT_UNSIGNED_SHORT (&ddt_predef_UNSIGNED_SHORT)
+#define DDT_INT (&ddt_predef_INT)
+#define DDT_UNSIGNED (&ddt_predef_UNSIGNED)
+#define DDT_LONG (&ddt_predef_LONG)
+#define DDT_UNSIGNED_LONG (&ddt_predef_UNSIGNED_LONG)
+#define DDT_LONG_LONG (&ddt_predef_LONG_LONG)
+#define DDT_UNSIGNED_LONG_LONG (&ddt_predef_UNSIGNED_LONG_LONG)
+#define DDT_FLOAT (&ddt_predef_FLOAT)
+#define DDT_DOUBLE (&ddt_predef_DOUBLE)
+#define DDT_LONG_DOUBLE (&ddt_predef_LONG_DOUBLE)
+#define DDT_C_BOOL (&ddt_predef_C_BOOL)
+#define DDT_INT8_T (&ddt_predef_INT8_T)
+#define DDT_INT16_T (&ddt_predef_INT16_T)
+#define DDT_INT32_T (&ddt_predef_INT32_T)
+#define DDT_INT64_T (&ddt_predef_INT64_T)
+#define DDT_UINT8_T (&ddt_predef_UINT8_T)
+#define DDT_UINT16_T (&ddt_predef_UINT16_T)
+#define DDT_UINT32_T (&ddt_predef_UINT32_T)
+#define DDT_UINT64_T (&ddt_predef_UINT64_T)
+#define DDT_C_FLOAT_COMPLEX (&ddt_predef_C_FLOAT_COMPLEX)
+#define DDT_C_DOUBLE_COMPLEX (&ddt_predef_C_DOUBLE_COMPLEX)
+#define DDT_C_LONG_DOUBLE_COMPLEX (&ddt_predef_C_LONG_DOUBLE_COMPLEX)
+#define DDT_WCHAR (&ddt_predef_WCHAR)
+#define DDT_AINT (&ddt_predef_AINT)
+#define DDT_OFFSET (&ddt_predef_OFFSET)
+#define DDT_COUNT (&ddt_predef_COUNT)
+#define DDT_PACKED (&ddt_predef_PACKED)
+#define DDT_FLOAT_INT (&ddt_predef_FLOAT_INT)
+#define DDT_DOUBLE_INT (&ddt_predef_DOUBLE_INT)
+#define DDT_LONG_INT (&ddt_predef_LONG_INT)
+#define DDT_2INT (&ddt_predef_2INT)
+#define DDT_SHORT_INT (&ddt_predef_SHORT_INT)
+#define DDT_LONG_DOUBLE_INT (&ddt_predef_LONG_DOUBLE_INT)
+
+/* ---- constructors (MPI-4.1 semantics) -------------------------------------------------- */
+enum { DDT_ORDER_C = 0, DDT_ORDER_FORTRAN = 1 };
+enum { DDT_DISTRIBUTE_BLOCK = 0, DDT_DISTRIBUTE_CYCLIC = 1, DDT_DISTRIBUTE_NONE = 2 };
+#define DDT_DISTRIBUTE_DFLT_DARG (-49767)
+
+int ddt_type_contiguous(int64_t count, ddt_type oldtype, ddt_type *newtype);
+int ddt_type_vector(int64_t count, int64_t blocklength, int64_t stride, ddt_type oldtype, ddt_type *newtype);
+int ddt_type_hvector(int64_t count, int64_t blocklength, int64_t stride_bytes, ddt_type oldtype, ddt_type *newtype);
+int ddt_type_indexed(int64_t count, const int64_t blocklengths[], const int64_t displs[], ddt_type oldtype, ddt_type *newtype);
+int ddt_type_hindexed(int64_t count, const int64_t blocklengths[], const int64_t displs_bytes[], ddt_type oldtype, ddt_type *newtype);
+int ddt_type_indexed_block(int64_t count, int64_t blocklength, const int64_t displs[], ddt_type oldtype, ddt_type *newtype);
+int ddt_type_hindexed_block(int64_t count, int64_t blocklength, const int64_t displs_bytes[], ddt_type oldtype, ddt_type *newtype);
+int ddt_type_struct(int64_t count, const int64_t blocklengths[], const int64_t displs_bytes[], const ddt_type types[], ddt_type *newtype);
+int ddt_type_subarray(int ndims, const int64_t sizes[], const int64_t subsizes[], const int64_t starts[], int order, ddt_type oldtype, ddt_type *newtype);
+int ddt_type_darray(int size, int rank, int ndims, const int64_t gsizes[], const int distribs[], const int dargs[], const int psizes[], int order, ddt_type oldtype, ddt_type *newtype);
+int ddt_type_resized(ddt_type oldtype, int64_t lb, int64_t extent, ddt_type *newtype);
+int ddt_type_dup(ddt_type oldtype, ddt_type *newtype);
+int ddt_type_commit(ddt_type type);
+int ddt_type_free(ddt_type *type); /* sets *type to DDT_TYPE_NULL */
+
+/* ---- queries ---------------------------------------------------------------------------- */
+int ddt_type_size(ddt_type type, int64_t *size);
+int ddt_type_extent(ddt_type type, int64_t *lb, int64_t *extent);
+int ddt_type_true_extent(ddt_type type, int64_t *true_lb, int64_t *true_extent);
+
+/* Combiners, as MPI_Type_get_envelope reports them. DDT_COMBINER_LAYOUT marks a type made by
+ * ddt_type_deserialize: it has a layout but no constructor history, hence no contents. */
+enum {
+  DDT_COMBINER_NAMED = 0, DDT_COMBINER_CONTIGUOUS, DDT_COMBINER_VECTOR, DDT_COMBINER_HVECTOR,
+  DDT_COMBINER_INDEXED, DDT_COMBINER_HINDEXED, DDT_COMBINER_INDEXED_BLOCK,
+  DDT_COMBINER_HINDEXED_BLOCK, DDT_COMBINER_STRUCT, DDT_COMBINER_SUBARRAY, DDT_COMBINER_DARRAY,
+  DDT_COMBINER_RESIZED, DDT_COMBINER_DUP, DDT_COMBINER_LAYOUT
+};
+/* The arguments a type was built with, in MPI_Type_get_contents order: integers holds the
+ * counts, block lengths, element displacements and array shapes; addresses the byte
+ * strides, byte displacements, lb and extent; datatypes the old types. */
+int ddt_type_envelope(ddt_type type, int64_t *num_integers, int64_t *num_addresses,
+                      int64_t *num_datatypes, int *combiner);
+/* Each returned derived type carries a new reference the caller releases with ddt_type_free,
+ * as MPI_Type_get_contents does; predefined handles need no free. */
+int ddt_type_contents(ddt_type type, int64_t max_integers, int64_t max_addresses,
+                      int64_t max_datatypes, int64_t integers[], int64_t addresses[],
+                      ddt_type datatypes[]);
+
+/* For an MPI interposer: make a not yet committed derived type report the given lb and extent
+ * (those of the MPI underneath, where it differs from the standard's bounds) without changing
+ * its typemap. Later constructors that use it take these bounds. */
+int ddt_type_set_bounds(ddt_type type, int64_t lb, int64_t extent);
+
+/* ---- execution -------------------------------------------------------------------------- */
+/* bytes [offset, offset + outsize) of the packed stream of (inbuf, incount, type); *packed = bytes written */
+int ddt_pack(const void *inbuf, int64_t incount, ddt_type type, int64_t offset, void *outbuf, int64_t outsize, int64_t *packed);
+/* insize bytes from inbuf into stream positions [offset, offset + insize) of (outbuf, outcount, type) */
+int ddt_unpack(const void *inbuf, int64_t insize, void *outbuf, int64_t outcount, ddt_type type, int64_t offset, int64_t *unpacked);
+/* merged contiguous pieces of the stream from offset on: at most max_iov of them; *bytes = stream bytes they cover */
+int ddt_iov(const void *buf, int64_t count, ddt_type type, int64_t offset, struct iovec *iov, int64_t max_iov, int64_t *n_iov, int64_t *bytes);
+/* the packed stream of (src, scount, stype) into (dst, dcount, dtype); packed sizes must be equal */
+int ddt_copy(const void *src, int64_t scount, ddt_type stype, void *dst, int64_t dcount, ddt_type dtype);
+
+/* ---- layout identity -------------------------------------------------------------------- */
+/* Hash of the canonical layout of ONE element (the bytes count 1 moves, with their
+ * displacements and order). The extent, which places further elements, is not part of it: two
+ * types with equal hashes and equal extents move the same bytes for any count. */
+int ddt_type_hash(ddt_type type, uint8_t out[16]);
+int ddt_type_serialize(ddt_type type, void *buf, int64_t bufsize, int64_t *needed); /* *needed always set */
+int ddt_type_deserialize(const void *buf, int64_t size, ddt_type *newtype);
+int ddt_type_describe(ddt_type type, char *buf, int64_t bufsize);
+const char *ddt_error_string(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

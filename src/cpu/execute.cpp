@@ -1,0 +1,139 @@
+// pack, unpack, iov and copy: argument checks, then one walk each. Every check happens before
+// the first byte is written, so a failed call leaves the caller's buffers as they were.
+#include <cstring>
+
+#include "cpu/walk.hpp"
+#include "type/type.hpp"
+#include "util/checked.hpp"
+
+namespace {
+
+// Validates (type, count, offset) for data movement and returns the stream length.
+int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
+  if (int e = ddt::check_type(type)) return e;
+  if (!type->committed.load(std::memory_order_acquire)) return DDT_ERR_NOT_COMMITTED;
+  if (count < 0) return DDT_ERR_COUNT;
+  if (offset < 0) return DDT_ERR_ARG;
+  ddt::Checked ck;
+  *total = ck.mul(count, type->size);
+  if (count > 0) ck.mul(count - 1, type->extent());  // every element's address is representable
+  if (ck.overflow) return DDT_ERR_OVERFLOW;
+  if (offset > *total) return DDT_ERR_TRUNCATE;
+  return DDT_SUCCESS;
+}
+
+struct PackOp {
+  char* out;
+  bool operator()(uintptr_t p, int64_t n) {
+    std::memcpy(out, reinterpret_cast<const void*>(p), n);
+    out += n;
+    return true;
+  }
+};
+
+struct UnpackOp {
+  const char* in;
+  bool operator()(uintptr_t p, int64_t n) {
+    std::memcpy(reinterpret_cast<void*>(p), in, n);
+    in += n;
+    return true;
+  }
+};
+
+// Collects merged pieces; stops when a piece that cannot be merged finds the array full.
+struct IovOp {
+  struct iovec* iov;
+  int64_t max, n = 0, bytes = 0;
+  bool operator()(uintptr_t p, int64_t len) {
+    if (n > 0 && reinterpret_cast<uintptr_t>(iov[n - 1].iov_base) + iov[n - 1].iov_len == p) {
+      iov[n - 1].iov_len += len;
+    } else {
+      if (n == max) return false;
+      iov[n].iov_base = reinterpret_cast<void*>(p);
+      iov[n].iov_len = len;
+      ++n;
+    }
+    bytes += len;
+    return true;
+  }
+};
+
+// Writes the destination side of a copy from a list of source pieces.
+struct CopyOp {
+  const struct iovec* src;
+  int64_t used = 0;  // bytes of src[0] already consumed
+  bool operator()(uintptr_t p, int64_t n) {
+    while (n > 0) {
+      int64_t take = std::min<int64_t>(n, src->iov_len - used);
+      std::memcpy(reinterpret_cast<void*>(p), static_cast<const char*>(src->iov_base) + used, take);
+      p += take;
+      n -= take;
+      used += take;
+      if (used == static_cast<int64_t>(src->iov_len)) ++src, used = 0;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+extern "C" {
+
+int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
+             int64_t outsize, int64_t* packed) {
+  int64_t total;
+  if (int e = stream(type, incount, offset, &total)) return e;
+  if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
+  int64_t n = std::min(outsize, total - offset);
+  PackOp op{static_cast<char*>(outbuf)};
+  ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(inbuf), offset, offset + n, op);
+  *packed = n;
+  return DDT_SUCCESS;
+}
+
+int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
+               int64_t offset, int64_t* unpacked) {
+  int64_t total;
+  if (int e = stream(type, outcount, offset, &total)) return e;
+  if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
+  if (insize > total - offset) return DDT_ERR_TRUNCATE;
+  UnpackOp op{static_cast<const char*>(inbuf)};
+  ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(outbuf), offset, offset + insize, op);
+  *unpacked = insize;
+  return DDT_SUCCESS;
+}
+
+int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struct iovec* iov,
+            int64_t max_iov, int64_t* n_iov, int64_t* bytes) {
+  int64_t total;
+  if (int e = stream(type, count, offset, &total)) return e;
+  if (!n_iov || !bytes || max_iov < 0 || (max_iov > 0 && !iov)) return DDT_ERR_ARG;
+  IovOp op{iov, max_iov};
+  ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(buf), offset, total, op);
+  *n_iov = op.n;
+  *bytes = op.bytes;
+  return DDT_SUCCESS;
+}
+
+int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount,
+             ddt_type dtype) {
+  int64_t stotal, dtotal;
+  if (int e = stream(stype, scount, 0, &stotal)) return e;
+  if (int e = stream(dtype, dcount, 0, &dtotal)) return e;
+  if (stotal != dtotal) return DDT_ERR_SIZE_MISMATCH;
+  // No staging of data: the source is listed in batches of pieces, and the destination walk
+  // over the same stream range consumes them. Each batch starts with a seek, not a replay.
+  constexpr int64_t kBatch = 256;
+  struct iovec pieces[kBatch];
+  const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
+  for (int64_t pos = 0; pos < stotal;) {
+    IovOp list{pieces, kBatch};
+    ddt::walk(*stype->layout, stype->extent(), s, pos, stotal, list);
+    CopyOp put{pieces};
+    ddt::walk(*dtype->layout, dtype->extent(), d, pos, pos + list.bytes, put);
+    pos += list.bytes;
+  }
+  return DDT_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,87 @@
+// The seekable walk: visits, in stream order, the contiguous pieces that carry stream bytes
+// [lo, hi) of a layout, calling op(address, length) for each. It reaches lo without replaying
+// the stream before it: division at each VEC, binary search over the prefix sums at each SEQ,
+// so a seek costs O(depth + log entries). Interior iterations are whole and take the direct
+// loops; only the first and last child of each level can be partial.
+//
+// Addresses are computed as uintptr_t: MPI allows a NULL buffer (MPI_BOTTOM) with absolute
+// displacements, and pointer arithmetic on NULL would be undefined.
+//
+// op returns false to stop the walk (iov uses this when its array is full); walk returns
+// false when it was stopped.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "layout/layout.hpp"
+
+namespace ddt {
+
+template <class Op>
+bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t hi, Op& op) {
+  const Node& n = L.nodes[ni];
+  switch (n.kind) {
+    case Kind::Block:
+      return op(base + static_cast<uintptr_t>(lo), hi - lo);
+    case Kind::Vec: {
+      const Node& c = L.nodes[n.child];
+      const int64_t cs = c.size;
+      int64_t i = lo / cs, off = lo - i * cs;
+      uintptr_t p = base + static_cast<uintptr_t>(i * n.stride);
+      const uintptr_t step = static_cast<uintptr_t>(n.stride);
+      if (c.kind == Kind::Block) {  // the common leaf: strided blocks
+        while (lo < hi) {
+          int64_t take = std::min(cs - off, hi - lo);
+          if (!op(p + static_cast<uintptr_t>(off), take)) return false;
+          lo += take;
+          off = 0;
+          p += step;
+        }
+        return true;
+      }
+      while (lo < hi) {
+        int64_t take = std::min(cs - off, hi - lo);
+        if (!walk_node(L, n.child, p, off, off + take, op)) return false;
+        lo += take;
+        off = 0;
+        p += step;
+      }
+      return true;
+    }
+    case Kind::Seq: {
+      const Entry* first = L.entries.data() + n.child;
+      const Entry* last = first + n.count;
+      // The entry holding byte lo: the last whose prefix is <= lo.
+      const Entry* e = std::upper_bound(first, last, lo, [](int64_t v, const Entry& x) { return v < x.prefix; }) - 1;
+      for (; e != last && lo < hi; ++e) {
+        int64_t es = L.nodes[e->node].size;
+        int64_t off = lo - e->prefix, take = std::min(es - off, hi - lo);
+        if (!walk_node(L, e->node, base + static_cast<uintptr_t>(e->disp), off, off + take, op)) return false;
+        lo += take;
+      }
+      return true;
+    }
+  }
+  return true;
+}
+
+// Stream bytes [lo, hi) of `count` elements of a type whose layout is L and whose extent is ext,
+// element k placed at buf + k*ext. A layout that is one block with ext == size is a single piece.
+template <class Op>
+bool walk(const Layout& L, int64_t ext, uintptr_t buf, int64_t lo, int64_t hi, Op& op) {
+  if (lo >= hi) return true;
+  const int64_t es = L.size();
+  const uintptr_t base = buf + static_cast<uintptr_t>(L.disp);
+  if (L.contiguous() && ext == es) return op(base + static_cast<uintptr_t>(lo), hi - lo);
+  int64_t k = lo / es, off = lo - k * es;
+  while (lo < hi) {
+    int64_t take = std::min(es - off, hi - lo);
+    if (!walk_node(L, L.root, base + static_cast<uintptr_t>(k * ext), off, off + take, op)) return false;
+    lo += take;
+    off = 0;
+    ++k;
+  }
+  return true;
+}
+
+}  // namespace ddt

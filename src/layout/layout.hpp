@@ -1,0 +1,55 @@
+// The canonical layout: the typemap of ONE element of a type as a small tree of regular parts.
+//
+// Nodes (no node knows where it sits; its parent places it):
+//   BLOCK(len)            len contiguous bytes at offset 0.
+//   VEC(count, stride, c) count copies of node c, copy i at i*stride (stride may be negative
+//                         or zero: MPI allows overlapping and reversed typemaps).
+//   SEQ(entries)          entries (disp_j, node_j) in stream order; prefix_j is the number of
+//                         packed bytes before entry j, so a byte offset is found by binary
+//                         search. entries[0].disp == 0: a SEQ is shift-free, its position is
+//                         held by whoever refers to it.
+// A Layout is a positioned root (disp, root) plus the node and entry arrays, numbered in
+// canonical DFS post-order so that equal layouts are equal arrays (see builder.cpp).
+//
+// Invariants, kept by builder.cpp and checked by deserialize:
+//   * every child index is smaller than its parent's (post-order), root is the last node;
+//   * size > 0 for every node (empty parts are dropped, an empty type has root == -1);
+//   * VEC count >= 2 and SEQ has >= 2 entries;
+//   * [lo, hi) is the byte range one instance touches, relative to its position.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace ddt {
+
+enum class Kind : uint8_t { Block = 0, Vec = 1, Seq = 2 };
+
+struct Node {
+  Kind kind;
+  int64_t size;    // packed bytes of one instance
+  int64_t count;   // Vec: copies; Seq: number of entries; Block: 1
+  int64_t stride;  // Vec: bytes between copies
+  int64_t child;   // Vec: child node; Seq: index of the first entry
+  int64_t lo, hi;  // true byte range of one instance, relative to its own position
+};
+
+struct Entry {
+  int64_t disp;    // bytes from the Seq's position
+  int64_t node;
+  int64_t prefix;  // packed bytes of the Seq before this entry
+};
+
+struct Layout {
+  std::vector<Node> nodes;
+  std::vector<Entry> entries;
+  int64_t root = -1;  // -1: no data
+  int64_t disp = 0;   // position of the root relative to the buffer
+  int64_t size() const { return root < 0 ? 0 : nodes[root].size; }
+  bool contiguous() const { return root >= 0 && nodes[root].kind == Kind::Block; }
+};
+
+// Largest depth a layout may have; deeper ones are rejected by the builder and by deserialize,
+// which bounds the executors' recursion.
+constexpr int kMaxDepth = 256;
+
+}  // namespace ddt

@@ -1,0 +1,187 @@
+// The MPI type constructors that reduce to parts (derive.cpp), plus resized and dup.
+// Each validates every argument before building, so a failed call leaves *newtype untouched.
+#include <new>
+
+#include "type/derive.hpp"
+#include "util/checked.hpp"
+
+using ddt::Part;
+
+namespace {
+
+int check_out(ddt_type* newtype) { return newtype ? DDT_SUCCESS : DDT_ERR_ARG; }
+
+// Validates (count, arrays) of the table constructors.
+int check_table(int64_t count, const void* a, const void* b) {
+  if (count < 0) return DDT_ERR_COUNT;
+  if (count > 0 && (!a || !b)) return DDT_ERR_ARG;
+  return DDT_SUCCESS;
+}
+
+template <class F>
+int guarded(F f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return DDT_ERR_NO_MEM;
+  }
+}
+
+// indexed / hindexed / indexed_block / hindexed_block share this: per-block lengths (or one
+// length for all) and displacements in elements (scale = extent) or bytes (scale = 1).
+int table(int combiner, int64_t count, const int64_t* bls, int64_t bl_all, const int64_t* displs,
+          bool bytes, ddt_type oldtype, ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = ddt::check_type(oldtype)) return e;
+  if (int e = check_table(count, bls ? static_cast<const void*>(bls) : &bl_all, displs)) return e;
+  if (!bls && bl_all < 0) return DDT_ERR_COUNT;
+  return guarded([&] {
+    ddt::Checked ck;
+    std::vector<Part> parts;
+    parts.reserve(count);
+    std::vector<int64_t> ints{count}, addrs;
+    if (!bls) ints.push_back(bl_all);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t bl = bls ? bls[i] : bl_all;
+      if (bl < 0) return static_cast<int>(DDT_ERR_COUNT);
+      if (bls) ints.push_back(bl);
+      int64_t d = bytes ? displs[i] : ck.mul(displs[i], oldtype->extent());
+      parts.push_back({d, 1, 0, bl, oldtype});
+    }
+    if (ck.overflow) return static_cast<int>(DDT_ERR_OVERFLOW);
+    for (int64_t i = 0; i < count; ++i) (bytes ? addrs : ints).push_back(displs[i]);
+    return ddt::derive(parts, false, combiner, std::move(ints), std::move(addrs), {oldtype}, newtype);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int ddt_type_contiguous(int64_t count, ddt_type oldtype, ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = ddt::check_type(oldtype)) return e;
+  if (count < 0) return DDT_ERR_COUNT;
+  return guarded([&] {
+    return ddt::derive({{0, 1, 0, count, oldtype}}, false, DDT_COMBINER_CONTIGUOUS, {count}, {},
+                       {oldtype}, newtype);
+  });
+}
+
+int ddt_type_vector(int64_t count, int64_t blocklength, int64_t stride, ddt_type oldtype,
+                    ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = ddt::check_type(oldtype)) return e;
+  if (count < 0 || blocklength < 0) return DDT_ERR_COUNT;
+  ddt::Checked ck;
+  int64_t sb = ck.mul(stride, oldtype->extent());
+  if (ck.overflow) return DDT_ERR_OVERFLOW;
+  return guarded([&] {
+    return ddt::derive({{0, count, sb, blocklength, oldtype}}, false, DDT_COMBINER_VECTOR,
+                       {count, blocklength, stride}, {}, {oldtype}, newtype);
+  });
+}
+
+int ddt_type_hvector(int64_t count, int64_t blocklength, int64_t stride_bytes, ddt_type oldtype,
+                     ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = ddt::check_type(oldtype)) return e;
+  if (count < 0 || blocklength < 0) return DDT_ERR_COUNT;
+  return guarded([&] {
+    return ddt::derive({{0, count, stride_bytes, blocklength, oldtype}}, false, DDT_COMBINER_HVECTOR,
+                       {count, blocklength}, {stride_bytes}, {oldtype}, newtype);
+  });
+}
+
+int ddt_type_indexed(int64_t count, const int64_t blocklengths[], const int64_t displs[],
+                     ddt_type oldtype, ddt_type* newtype) {
+  if (count > 0 && !blocklengths) return DDT_ERR_ARG;
+  return table(DDT_COMBINER_INDEXED, count, blocklengths, 0, displs, false, oldtype, newtype);
+}
+
+int ddt_type_hindexed(int64_t count, const int64_t blocklengths[], const int64_t displs_bytes[],
+                      ddt_type oldtype, ddt_type* newtype) {
+  if (count > 0 && !blocklengths) return DDT_ERR_ARG;
+  return table(DDT_COMBINER_HINDEXED, count, blocklengths, 0, displs_bytes, true, oldtype, newtype);
+}
+
+int ddt_type_indexed_block(int64_t count, int64_t blocklength, const int64_t displs[],
+                           ddt_type oldtype, ddt_type* newtype) {
+  return table(DDT_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength, displs, false, oldtype, newtype);
+}
+
+int ddt_type_hindexed_block(int64_t count, int64_t blocklength, const int64_t displs_bytes[],
+                            ddt_type oldtype, ddt_type* newtype) {
+  return table(DDT_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength, displs_bytes, true, oldtype,
+               newtype);
+}
+
+int ddt_type_struct(int64_t count, const int64_t blocklengths[], const int64_t displs_bytes[],
+                    const ddt_type types[], ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = check_table(count, blocklengths, displs_bytes)) return e;
+  if (count > 0 && !types) return DDT_ERR_ARG;
+  for (int64_t i = 0; i < count; ++i) {
+    if (int e = ddt::check_type(types[i])) return e;
+    if (blocklengths[i] < 0) return DDT_ERR_COUNT;
+  }
+  return guarded([&] {
+    std::vector<Part> parts;
+    std::vector<int64_t> ints{count};
+    std::vector<int64_t> addrs(displs_bytes, displs_bytes + count);
+    std::vector<ddt_type> ts(types, types + count);
+    for (int64_t i = 0; i < count; ++i) {
+      parts.push_back({displs_bytes[i], 1, 0, blocklengths[i], types[i]});
+      ints.push_back(blocklengths[i]);
+    }
+    return ddt::derive(parts, true, DDT_COMBINER_STRUCT, std::move(ints), std::move(addrs),
+                       std::move(ts), newtype);
+  });
+}
+
+int ddt_type_resized(ddt_type oldtype, int64_t lb, int64_t extent, ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = ddt::check_type(oldtype)) return e;
+  ddt::Checked ck;
+  int64_t ub = ck.add(lb, extent);
+  if (ck.overflow) return DDT_ERR_OVERFLOW;
+  return guarded([&] {
+    ddt_type t = ddt::new_derived(DDT_COMBINER_RESIZED, {}, {lb, extent}, {oldtype});
+    if (!t) return static_cast<int>(DDT_ERR_NO_MEM);
+    t->size = oldtype->size;
+    t->align = oldtype->align;
+    t->lb = lb;
+    t->ub = ub;
+    t->lb_marker = t->ub_marker = true;
+    t->has_entries = true;
+    t->layout = oldtype->layout;  // same typemap: the layout is shared, not copied
+    t->true_lb = oldtype->true_lb;
+    t->true_ub = oldtype->true_ub;
+    *newtype = t;
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+int ddt_type_dup(ddt_type oldtype, ddt_type* newtype) {
+  if (int e = check_out(newtype)) return e;
+  if (int e = ddt::check_type(oldtype)) return e;
+  return guarded([&] {
+    ddt_type t = ddt::new_derived(DDT_COMBINER_DUP, {}, {}, {oldtype});
+    if (!t) return static_cast<int>(DDT_ERR_NO_MEM);
+    t->size = oldtype->size;
+    t->align = oldtype->align;
+    t->lb = oldtype->lb;
+    t->ub = oldtype->ub;
+    t->lb_marker = oldtype->lb_marker;
+    t->ub_marker = oldtype->ub_marker;
+    t->has_entries = oldtype->has_entries;
+    t->layout = oldtype->layout;
+    t->true_lb = oldtype->true_lb;
+    t->true_ub = oldtype->true_ub;
+    t->committed = oldtype->committed.load();  // MPI: a dup of a committed type is committed
+    *newtype = t;
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+}  // extern "C"

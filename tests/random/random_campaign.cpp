@@ -1,0 +1,176 @@
+// The random campaign: for each random type, ddtkit against the reference interpreter.
+// Checks bounds and size, full pack, unpack (bytes outside the typemap untouched), partial pack
+// and unpack of random byte ranges in random order, iov coverage with continuation and
+// merging, and copy into a second, different random type of the same packed size.
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gen.hpp"
+
+namespace {
+
+int failures = 0;
+
+bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
+  if (!ok && ++failures <= 10)
+    std::fprintf(stderr, "FAIL %s (type seed %llu): %s\n", what, (unsigned long long)seed, describe(t).c_str());
+  return ok;
+}
+
+// A buffer covering the bytes count elements touch, with guard margins on both sides.
+struct Buf {
+  std::vector<char> mem;
+  int64_t origin;  // offset of the type's buffer address inside mem
+  Buf(const RefType& r, int64_t count, std::mt19937_64* rng, char fill = 0) {
+    int64_t lo, hi;
+    ref_span(r, count, lo, hi);
+    const int64_t margin = 64;
+    mem.resize(hi - lo + 2 * margin);
+    origin = margin - lo;
+    if (rng)
+      for (auto& c : mem) c = static_cast<char>((*rng)());
+    else
+      std::fill(mem.begin(), mem.end(), fill);
+  }
+  char* at() { return mem.data() + origin; }
+};
+
+bool eq(const char* a, const char* b, int64_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
+
+bool overlaps(const RefType& r, int64_t count) {
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (int64_t k = 0; k < count; ++k)
+    for (auto& e : r.map) v.push_back({k * r.extent() + e.first, e.second});
+  std::sort(v.begin(), v.end());
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i - 1].first + v[i - 1].second > v[i].first) return true;
+  return false;
+}
+
+// Random cut points of [0, total), as (offset, length) pieces.
+std::vector<std::pair<int64_t, int64_t>> pieces(std::mt19937_64& rng, int64_t total) {
+  std::vector<std::pair<int64_t, int64_t>> p;
+  for (int64_t pos = 0; pos < total;) {
+    int64_t n = std::min<int64_t>(total - pos, 1 + rng() % std::max<int64_t>(1, total / 3));
+    p.push_back({pos, n});
+    pos += n;
+  }
+  return p;
+}
+
+void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
+  RefType ref;
+  TPtr t = random_type(rng, opt, ref);
+  int err;
+  ddt_type ty = build_ddt(*t, &err);
+  if (!check(ty != nullptr, "construction", *t, seed)) return;
+  ddt_type_commit(ty);
+  int64_t size, lb, ext, tlb, text;
+  ddt_type_size(ty, &size);
+  ddt_type_extent(ty, &lb, &ext);
+  ddt_type_true_extent(ty, &tlb, &text);
+  bool bounds_ok = check(size == ref.size, "size", *t, seed) && check(lb == ref.lb && ext == ref.extent(), "lb/extent", *t, seed) &&
+                   check(tlb == ref.true_lb && text == ref.true_ub - ref.true_lb, "true extent", *t, seed);
+  if (!bounds_ok) {
+    ddt_type_free(&ty);
+    return;
+  }
+  int64_t count = rng() % 4;
+  const int64_t total = count * size;
+  Buf src(ref, count, &rng);
+  std::vector<char> want(total), got(total + 1, 0);
+  ref_pack(ref, src.at(), count, want.data());
+  int64_t n = -1;
+  // Full pack.
+  int e = ddt_pack(src.at(), count, ty, 0, got.data(), total, &n);
+  check(e == DDT_SUCCESS && n == total && eq(got.data(), want.data(), total), "pack", *t, seed);
+  // Partial pack, random pieces in random order.
+  std::fill(got.begin(), got.end(), 0);
+  auto ps = pieces(rng, total);
+  std::shuffle(ps.begin(), ps.end(), rng);
+  bool ok = true;
+  for (auto& p : ps) {
+    e = ddt_pack(src.at(), count, ty, p.first, got.data() + p.first, p.second, &n);
+    ok = ok && e == DDT_SUCCESS && n == p.second;
+  }
+  check(ok && eq(got.data(), want.data(), total), "partial pack", *t, seed);
+  // Unpack: whole, then in pieces (random order unless entries overlap, where order matters).
+  Buf ref_dst(ref, count, nullptr, 0x5a);
+  ref_unpack(ref, want.data(), count, ref_dst.at());
+  Buf dst(ref, count, nullptr, 0x5a);
+  e = ddt_unpack(want.data(), total, dst.at(), count, ty, 0, &n);
+  check(e == DDT_SUCCESS && n == total && dst.mem == ref_dst.mem, "unpack", *t, seed);
+  Buf dst2(ref, count, nullptr, 0x5a);
+  ps = pieces(rng, total);
+  if (!overlaps(ref, count)) std::shuffle(ps.begin(), ps.end(), rng);
+  ok = true;
+  for (auto& p : ps) {
+    e = ddt_unpack(want.data() + p.first, p.second, dst2.at(), count, ty, p.first, &n);
+    ok = ok && e == DDT_SUCCESS && n == p.second;
+  }
+  check(ok && dst2.mem == ref_dst.mem, "partial unpack", *t, seed);
+  // iov with a small array, continued from where each call stopped.
+  std::vector<char> gathered;
+  ok = true;
+  for (int64_t off = 0; off < total && ok;) {
+    struct iovec iov[4];
+    int64_t max = 1 + rng() % 4, nio = -1, bytes = -1;
+    e = ddt_iov(src.at(), count, ty, off, iov, max, &nio, &bytes);
+    ok = e == DDT_SUCCESS && nio >= 1 && nio <= max && bytes > 0;
+    int64_t sum = 0;
+    for (int64_t i = 0; ok && i < nio; ++i) {
+      const char* b = static_cast<const char*>(iov[i].iov_base);
+      gathered.insert(gathered.end(), b, b + iov[i].iov_len);
+      sum += iov[i].iov_len;
+      if (i > 0 && static_cast<const char*>(iov[i - 1].iov_base) + iov[i - 1].iov_len == b) ok = false;  // unmerged
+    }
+    ok = ok && sum == bytes;
+    off += bytes;
+  }
+  check(ok && gathered.size() == want.size() && eq(gathered.data(), want.data(), total), "iov", *t, seed);
+  // Copy into a different random type with the same packed size.
+  if (size > 0) {
+    RefType ref2;
+    TPtr t2;
+    int64_t c2 = 0;
+    for (int tries = 0; tries < 50 && !c2; ++tries) {
+      t2 = random_type(rng, opt, ref2);
+      if (ref2.size > 0 && total > 0 && total % ref2.size == 0 && total / ref2.size <= 6) c2 = total / ref2.size;
+    }
+    if (c2) {
+      ddt_type ty2 = build_ddt(*t2, &err);
+      ddt_type_commit(ty2);
+      Buf d_ref(ref2, c2, nullptr, 0x33), d(ref2, c2, nullptr, 0x33);
+      ref_unpack(ref2, want.data(), c2, d_ref.at());
+      e = ddt_copy(src.at(), count, ty, d.at(), c2, ty2);
+      check(e == DDT_SUCCESS && d.mem == d_ref.mem, "copy", *t2, seed);
+      ddt_type_free(&ty2);
+    }
+  }
+  ddt_type_free(&ty);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t types = 20000;
+  uint64_t seed = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--types")) types = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  GenOptions opt;
+  for (int64_t i = 0; i < types; ++i) {
+    std::mt19937_64 rng(seed * 1000003 + i);
+    check_type(rng, seed * 1000003 + i, opt);
+  }
+  std::printf("random campaign: %lld types checked against the reference, %d failures\n", (long long)types, failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,22 @@
+// Random datatypes for the campaign and the MPI oracle, and their construction through ddtkit.
+#pragma once
+#include <random>
+
+#include "ddtkit.h"
+#include "reference.hpp"
+#include "tnode.hpp"
+
+struct GenOptions {
+  int max_depth = 4;
+  bool allow_negative_extent = true;  // resized with extent < 0 (legal MPI; MPIs may differ)
+  bool allow_overlap = true;          // typemaps whose entries overlap (legal to pack)
+};
+
+// A random type whose typemap has at most max_entries entries and whose elements touch at most
+// max_span bytes; ref receives its reference expansion.
+TPtr random_type(std::mt19937_64& rng, const GenOptions& opt, RefType& ref,
+                 int64_t max_entries = 4000, int64_t max_span = 1 << 18);
+
+// Builds t through ddtkit's constructors, freeing each intermediate handle as soon as its parent
+// exists (the parent must keep it alive). Returns DDT_TYPE_NULL and sets *err on failure.
+ddt_type build_ddt(const TNode& t, int* err);
