@@ -131,14 +131,17 @@ Placed Builder::seq(std::vector<Placed> items) {
   items.erase(std::remove_if(items.begin(), items.end(), [](const Placed& p) { return p.node < 0; }),
               items.end());
   Checked ck;
-  for (int pass = 0; pass < 32 && items.size() > 1; ++pass) {
+  for (int pass = 0; pass < 64 && items.size() > 1; ++pass) {
     bool changed = false;
+    // Even passes see each item whole (struct of identical members -> VEC of that member);
+    // odd passes see a VEC item as a run of its child (runs that continue each other merge).
+    const bool unpack = pass % 2 == 1;
     std::vector<Run> runs;
     runs.reserve(items.size());
     for (const Placed& it : items) {
       const Node& in = nodes_[it.node];
-      Run r = in.kind == Kind::Vec ? Run{it.disp, in.count, in.stride, in.child}
-                                   : Run{it.disp, 1, 0, it.node};
+      Run r = unpack && in.kind == Kind::Vec ? Run{it.disp, in.count, in.stride, in.child}
+                                             : Run{it.disp, 1, 0, it.node};
       if (!runs.empty()) {
         Run& last = runs.back();
         const Node& ln = nodes_[last.node];
@@ -163,6 +166,7 @@ Placed Builder::seq(std::vector<Placed> items) {
     }
     items.clear();
     for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
+    if (!changed && !unpack) continue;  // the odd pass may still find runs
     if (!changed) {  // seq-flat, once the merges have found what they can at this level
       std::unordered_map<int64_t, int> uses;
       for (const Placed& it : items) ++uses[it.node];

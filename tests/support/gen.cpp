@@ -176,6 +176,10 @@ ddt_type build_ddt(const TNode& t, int* err) {
   }
   for (ddt_type x : kids)
     if (x != DDT_TYPE_NULL) ddt_type_free(&x);  // predefined handles refuse, harmlessly
+  if (e == DDT_SUCCESS && t.override_bounds) {
+    e = ddt_type_set_bounds(out, t.ov_lb, t.ov_extent);
+    if (e != DDT_SUCCESS) ddt_type_free(&out);
+  }
   if (e != DDT_SUCCESS) {
     *err = e;
     return nullptr;

