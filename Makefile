@@ -43,7 +43,7 @@ build-asan: deps
 build-fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DDDT_FUZZ=ON -DDDT_SANITIZE=ON >/dev/null
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_deserialize fuzz_constructors
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_deserialize fuzz_constructors random_campaign
 
 test-release: build
 	cd build && ctest --output-on-failure
@@ -53,11 +53,17 @@ test-release: build
 test-asan: build-asan
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 
-# A short run of each fuzz target; FUZZ_SECONDS=600 for a long one.
+# A short run of each fuzz target, seeded with serialized random types; FUZZ_SECONDS=600 for a
+# long one. A crash fails the target (libFuzzer exits non-zero) and leaves its input in build-fuzz/.
 fuzz: build-fuzz
 	@mkdir -p fuzz-corpus/deserialize fuzz-corpus/constructors
-	build-fuzz/tests/fuzz_deserialize -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-corpus/deserialize 2>&1 | tail -3
-	build-fuzz/tests/fuzz_constructors -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 fuzz-corpus/constructors 2>&1 | tail -3
+	build-fuzz/tests/random_campaign --write-corpus fuzz-corpus/deserialize 200
+	@for f in deserialize constructors; do \
+	  echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
+	  build-fuzz/tests/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build-fuzz/ \
+	    fuzz-corpus/$$f > build-fuzz/fuzz_$$f.log 2>&1 || { tail -40 build-fuzz/fuzz_$$f.log; exit 1; }; \
+	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz_$$f.log; \
+	done
 
 bench: build
 	cmake --build build -j $(JOBS) --target ddt_bench

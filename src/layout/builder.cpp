@@ -113,6 +113,7 @@ Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
   int64_t span = ck.mul(count - 1, stride);
   Node n{Kind::Vec, ck.mul(count, g.size), count, stride, p.node,
          ck.add(g.lo, std::min<int64_t>(0, span)), ck.add(g.hi, std::max<int64_t>(0, span))};
+  ck.sub(n.hi, n.lo);  // a span (true extent) must be representable too
   if (ck.overflow) {
     error_ = DDT_ERR_OVERFLOW;
     return {};
@@ -166,6 +167,7 @@ Placed Builder::seq(std::vector<Placed> items) {
     }
     items.clear();
     for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
+    if (error_) return {};  // vec overflowed: no item may be read after this
     if (!changed && !unpack) continue;  // the odd pass may still find runs
     if (!changed) {  // seq-flat, once the merges have found what they can at this level
       std::unordered_map<int64_t, int> uses;
@@ -202,6 +204,9 @@ Placed Builder::seq(std::vector<Placed> items) {
     lo = std::min(lo, ck.add(d, n.lo));
     hi = std::max(hi, ck.add(d, n.hi));
   }
+  ck.sub(hi, lo);
+  ck.add(base, lo);
+  ck.add(base, hi);
   if (ck.overflow) {
     error_ = DDT_ERR_OVERFLOW;
     return {};

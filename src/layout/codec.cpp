@@ -137,6 +137,7 @@ int decode_layout(Reader& r, Layout& L) {
   if (L.root >= 0) {  // absolute bounds of the root must be representable too
     ck.add(L.disp, L.nodes[L.root].lo);
     ck.add(L.disp, L.nodes[L.root].hi);
+    ck.sub(L.nodes[L.root].hi, L.nodes[L.root].lo);  // the true extent itself
     if (ck.overflow) return DDT_ERR_CORRUPT;
   }
   return DDT_SUCCESS;

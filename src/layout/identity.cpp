@@ -138,7 +138,10 @@ int ddt_type_deserialize(const void* buf, int64_t size, ddt_type* newtype) {
     t->ub_marker = flags & 2;
     t->has_entries = (flags & 4) || L->root >= 0;
     t->layout = std::move(L);
-    ddt::set_true_bounds_from_layout(t);
+    if (ddt::set_true_bounds_from_layout(t) != DDT_SUCCESS) {  // decode checked this; kept as a guard
+      ddt::release(t);
+      return DDT_ERR_CORRUPT;
+    }
     t->committed = true;  // a received layout is ready to move data
     *newtype = t;
   } catch (const std::bad_alloc&) {

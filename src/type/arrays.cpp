@@ -40,7 +40,10 @@ int finish_array(int combiner, std::vector<int64_t> ints, ddt_type oldtype, ddt:
   t->lb_marker = t->ub_marker = true;
   t->has_entries = true;
   t->layout = b.finish(root);
-  ddt::set_true_bounds_from_layout(t);
+  if (int e = ddt::set_true_bounds_from_layout(t)) {
+    ddt::release(t);
+    return e;
+  }
   *newtype = t;
   return DDT_SUCCESS;
 }

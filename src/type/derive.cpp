@@ -30,14 +30,17 @@ ddt_type new_derived(int combiner, std::vector<int64_t> ints, std::vector<int64_
   return t;
 }
 
-void set_true_bounds_from_layout(ddt_type t) {
+int set_true_bounds_from_layout(ddt_type t) {
   const Layout& L = *t->layout;
   if (L.root < 0) {
     t->true_lb = t->true_ub = 0;
-    return;
+    return DDT_SUCCESS;
   }
-  t->true_lb = L.disp + L.nodes[L.root].lo;  // no overflow: checked when the node was built
-  t->true_ub = L.disp + L.nodes[L.root].hi;
+  Checked ck;
+  t->true_lb = ck.add(L.disp, L.nodes[L.root].lo);
+  t->true_ub = ck.add(L.disp, L.nodes[L.root].hi);
+  ck.sub(t->true_ub, t->true_lb);
+  return ck.overflow ? DDT_ERR_OVERFLOW : DDT_SUCCESS;
 }
 
 int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::vector<int64_t> ints,
@@ -93,7 +96,10 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
   t->ub_marker = ubm;
   t->has_entries = any;
   t->layout = b.finish(root);
-  set_true_bounds_from_layout(t);
+  if (int e = set_true_bounds_from_layout(t)) {
+    release(t);
+    return e;
+  }
   *out = t;
   return DDT_SUCCESS;
 }

@@ -55,7 +55,7 @@ int check_type(ddt_type t);
 // Takes a reference to t for a derived type or a contents handle.
 void retain(ddt_type t);
 void release(ddt_type t);
-// Sets the bounds fields of t from its layout and the given bounds (shared by constructors).
-void set_true_bounds_from_layout(ddt_type t);
+// Sets t's true bounds from its layout; DDT_ERR_OVERFLOW if they are not representable.
+int set_true_bounds_from_layout(ddt_type t);
 
 }  // namespace ddt

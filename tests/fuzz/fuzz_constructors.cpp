@@ -8,6 +8,12 @@
 
 #include "ddtkit.h"
 
+// The buffer address whose type's true lb lands on data: an integer computation, since tlb may
+// be anything (absolute displacements) and pointer arithmetic must not overflow.
+static void* origin(void* data, int64_t tlb) {
+  return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(data) - static_cast<uintptr_t>(tlb));
+}
+
 namespace {
 
 struct Input {
@@ -15,7 +21,7 @@ struct Input {
   size_t n;
   uint8_t u8() { return n ? (--n, *p++) : 0; }
   int64_t small() { return static_cast<int8_t>(u8()); }                           // -128..127
-  int64_t wide() { int64_t v = static_cast<int16_t>(u8() | (u8() << 8)); return u8() == 0xff ? v << 48 : v; }
+  int64_t wide() { int64_t v = static_cast<int16_t>(u8() | (u8() << 8)); return u8() == 0xff ? v * (int64_t{1} << 48) : v; }
 };
 
 }  // namespace
@@ -76,9 +82,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>(i * 131);
     std::vector<char> whole(s), parts(s);
     int64_t n, cut = s / 3;
-    if (ddt_pack(buf.data() - tlb, 1, top, 0, whole.data(), s, &n) != DDT_SUCCESS || n != s) __builtin_trap();
-    ddt_pack(buf.data() - tlb, 1, top, cut, parts.data() + cut, s - cut, &n);
-    ddt_pack(buf.data() - tlb, 1, top, 0, parts.data(), cut, &n);
+    if (ddt_pack(origin(buf.data(), tlb), 1, top, 0, whole.data(), s, &n) != DDT_SUCCESS || n != s) __builtin_trap();
+    ddt_pack(origin(buf.data(), tlb), 1, top, cut, parts.data() + cut, s - cut, &n);
+    ddt_pack(origin(buf.data(), tlb), 1, top, 0, parts.data(), cut, &n);
     if (whole != parts) __builtin_trap();
     int64_t need;
     ddt_type_serialize(top, nullptr, 0, &need);

@@ -167,6 +167,22 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
   GenOptions opt;
+  if (argc == 4 && !std::strcmp(argv[1], "--write-corpus")) {  // seeds for fuzz_deserialize
+    for (int64_t i = 0; i < std::atoll(argv[3]); ++i) {
+      std::mt19937_64 rng(424242 + i);
+      RefType ref;
+      int err;
+      ddt_type t = build_ddt(*random_type(rng, opt, ref), &err);
+      int64_t need;
+      ddt_type_serialize(t, nullptr, 0, &need);
+      std::vector<char> b(need);
+      ddt_type_serialize(t, b.data(), need, &need);
+      std::string path = std::string(argv[2]) + "/seed" + std::to_string(i);
+      if (FILE* f = std::fopen(path.c_str(), "wb")) std::fwrite(b.data(), 1, need, f), std::fclose(f);
+      ddt_type_free(&t);
+    }
+    return 0;
+  }
   for (int64_t i = 0; i < types; ++i) {
     std::mt19937_64 rng(seed * 1000003 + i);
     check_type(rng, seed * 1000003 + i, opt);
