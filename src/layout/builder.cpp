@@ -5,12 +5,17 @@
 //
 //   vec-1      VEC(1, s, c)                      = c
 //   vec-block  VEC(n, L, BLOCK(L))               = BLOCK(n*L)
-//   vec-vec    VEC(n, m*t, VEC(m, t, c))         = VEC(n*m, t, c)
+//   vec-vec    VEC(n, m*t, VEC(m, t, c))         = VEC(n*m, t, c)   (a pair SEQ[c@0, c@t]
+//              counts as VEC(2, t, c) here)
+//   vec-2      VEC(2, s, c)                      = SEQ[c@0, c@s]
+//              Two copies are a pair, not a run: otherwise any two equal blocks of a random
+//              index table would become a VEC of their distance, and the table a list of
+//              one-off VEC nodes, slower to build and to walk than the flat table.
 //   seq-empty  entries without data are dropped
 //   seq-adj    BLOCK(a)@d, BLOCK(b)@d+a          = BLOCK(a+b)@d
-//   seq-run    c@d, c@d+s, c@d+2s, ...           = VEC(k, s, c)@d   (also extends VEC entries
-//              whose child is c and whose stride matches, so nested descriptions of one
-//              regular run meet the flat one)
+//   seq-run    c@d, c@d+s, c@d+2s, ...           = VEC(k, s, c)@d   for k >= 3 (also extends
+//              VEC entries whose child is c and whose stride matches, so nested descriptions
+//              of one regular run meet the flat one)
 //   seq-flat   a SEQ entry is inlined into its parent when it is small (<= 64 entries) or
 //              appears once, so struct-of-tables becomes one table; a large SEQ repeated at
 //              irregular places stays shared, which keeps memory proportional to the
@@ -26,7 +31,6 @@
 #include "layout/builder.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "ddtkit.h"
 #include "util/checked.hpp"
@@ -34,24 +38,38 @@
 namespace ddt {
 
 namespace {
-void put(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+uint64_t mix(uint64_t h, uint64_t v) {  // one round of a multiply-xorshift hash combine
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xbf58476d1ce4e5b9ULL;
+}
+
+uint64_t hash_node(const Node& n, const std::vector<Entry>* es) {
+  uint64_t h = mix(mix(mix(static_cast<uint64_t>(n.kind), n.size), n.count), n.stride);
+  if (n.kind == Kind::Vec) h = mix(h, n.child);
+  if (es)
+    for (const Entry& e : *es) h = mix(mix(h, e.disp), e.node);
+  return h ^ (h >> 29);
+}
+
 }  // namespace
 
+bool Builder::same(int64_t idx, const Node& n, const std::vector<Entry>* es) const {
+  const Node& m = nodes_[idx];
+  if (m.kind != n.kind || m.size != n.size || m.count != n.count || m.stride != n.stride) return false;
+  if (n.kind == Kind::Vec) return m.child == n.child;
+  if (n.kind == Kind::Block) return true;
+  for (int64_t i = 0; i < n.count; ++i)
+    if (entries_[m.child + i].disp != (*es)[i].disp || entries_[m.child + i].node != (*es)[i].node) return false;
+  return true;
+}
+
 int64_t Builder::intern(Node n, const std::vector<Entry>* entries) {
-  std::string key;
-  key.reserve(48 + (entries ? entries->size() * 16 : 0));
-  put(key, static_cast<int64_t>(n.kind));
-  put(key, n.size);
-  put(key, n.count);
-  put(key, n.stride);
-  if (n.kind == Kind::Vec) put(key, n.child);
-  if (entries)
-    for (const Entry& e : *entries) {
-      put(key, e.disp);
-      put(key, e.node);
-    }
-  auto it = interned_.find(key);
-  if (it != interned_.end()) return it->second;
+  const uint64_t h = hash_node(n, entries);
+  if (slots_.empty()) slots_.assign(64, -1);
+  size_t mask = slots_.size() - 1, i = h & mask;
+  for (; slots_[i] >= 0; i = (i + 1) & mask)
+    if (hashes_[slots_[i]] == h && same(slots_[i], n, entries)) return slots_[i];
   int d = 1;
   if (n.kind == Kind::Vec) d += depth_[n.child];
   if (entries) {
@@ -65,10 +83,21 @@ int64_t Builder::intern(Node n, const std::vector<Entry>* entries) {
     }
   }
   if (d > kMaxDepth) error_ = DDT_ERR_ARG;
+  const int64_t idx = static_cast<int64_t>(nodes_.size());
   nodes_.push_back(n);
   depth_.push_back(d);
-  int64_t idx = static_cast<int64_t>(nodes_.size()) - 1;
-  interned_.emplace(std::move(key), idx);
+  hashes_.push_back(h);
+  slots_[i] = idx;
+  if (2 * nodes_.size() > slots_.size()) {  // keep the load under one half
+    std::vector<int64_t> grown(2 * slots_.size(), -1);
+    const size_t gm = grown.size() - 1;
+    for (int64_t k = 0; k <= idx; ++k) {
+      size_t j = hashes_[k] & gm;
+      while (grown[j] >= 0) j = (j + 1) & gm;
+      grown[j] = k;
+    }
+    slots_.swap(grown);
+  }
   return idx;
 }
 
@@ -79,6 +108,8 @@ Placed Builder::block(int64_t len) {
 
 Placed Builder::import(const Layout& src) {
   if (src.root < 0) return {};
+  auto memo = imported_.find(&src);
+  if (memo != imported_.end()) return memo->second;
   std::vector<int64_t> map(src.nodes.size());
   for (size_t i = 0; i < src.nodes.size(); ++i) {
     Node n = src.nodes[i];
@@ -91,7 +122,7 @@ Placed Builder::import(const Layout& src) {
       map[i] = intern(n, nullptr);
     }
   }
-  return {src.disp, map[src.root]};
+  return imported_[&src] = Placed{src.disp, map[src.root]};
 }
 
 Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
@@ -104,10 +135,22 @@ Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
     if (ck.overflow) error_ = DDT_ERR_OVERFLOW;
     return {p.disp, r.node};
   }
-  if (c.kind == Kind::Vec && stride == ck.mul(c.count, c.stride) && !ck.overflow) {  // vec-vec
-    count = ck.mul(count, c.count);
-    stride = c.stride;
-    p.node = c.child;
+  int64_t cn, cs, cc;  // the child seen as a run, where it is one
+  if (as_run(p.node, cn, cs, cc) && stride == ck.mul(cn, cs) && !ck.overflow) {  // vec-vec
+    count = ck.mul(count, cn);
+    stride = cs;
+    p.node = cc;
+  }
+  if (count == 2) {  // vec-2
+    std::vector<Entry> pair{{0, p.node, 0}, {stride, p.node, 0}};
+    const Node& g = nodes_[p.node];
+    int64_t lo = std::min(g.lo, ck.add(stride, g.lo)), hi = std::max(g.hi, ck.add(stride, g.hi));
+    ck.sub(hi, lo);
+    if (ck.overflow) {
+      error_ = DDT_ERR_OVERFLOW;
+      return {};
+    }
+    return {p.disp, intern(Node{Kind::Seq, 2 * g.size, 2, 0, 0, lo, hi}, &pair)};
   }
   const Node& g = nodes_[p.node];
   int64_t span = ck.mul(count - 1, stride);
@@ -128,6 +171,19 @@ struct Run {
 };
 }  // namespace
 
+bool Builder::as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const {
+  const Node& x = nodes_[node];
+  if (x.kind == Kind::Vec) {
+    n = x.count, stride = x.stride, child = x.child;
+    return true;
+  }
+  if (x.kind == Kind::Seq && x.count == 2 && entries_[x.child].node == entries_[x.child + 1].node) {
+    n = 2, stride = entries_[x.child + 1].disp, child = entries_[x.child].node;
+    return true;
+  }
+  return false;
+}
+
 Placed Builder::seq(std::vector<Placed> items) {
   items.erase(std::remove_if(items.begin(), items.end(), [](const Placed& p) { return p.node < 0; }),
               items.end());
@@ -139,10 +195,14 @@ Placed Builder::seq(std::vector<Placed> items) {
     const bool unpack = pass % 2 == 1;
     std::vector<Run> runs;
     runs.reserve(items.size());
-    for (const Placed& it : items) {
-      const Node& in = nodes_[it.node];
-      Run r = unpack && in.kind == Kind::Vec ? Run{it.disp, in.count, in.stride, in.child}
-                                             : Run{it.disp, 1, 0, it.node};
+    auto single = [&](size_t i) {  // item i as a run, unpacked on odd passes
+      const Placed& it = items[i];
+      Run r{it.disp, 1, 0, it.node};
+      if (unpack) as_run(it.node, r.n, r.stride, r.node);
+      return r;
+    };
+    for (size_t i = 0; i < items.size(); ++i) {
+      Run r = single(i);
       if (!runs.empty()) {
         Run& last = runs.back();
         const Node& ln = nodes_[last.node];
@@ -152,8 +212,8 @@ Placed Builder::seq(std::vector<Placed> items) {
           changed = true;
           continue;
         }
-        if (last.node == r.node) {  // seq-run
-          int64_t s = last.n > 1 ? last.stride : (r.n > 1 ? r.stride : ck.sub(r.disp, last.disp));
+        if (last.node == r.node && (last.n > 1 || r.n > 1)) {  // seq-run: extend a run
+          int64_t s = last.n > 1 ? last.stride : r.stride;
           bool strides_agree = (last.n == 1 || last.stride == s) && (r.n == 1 || r.stride == s);
           if (strides_agree && ck.add(last.disp, ck.mul(last.n, s)) == r.disp && !ck.overflow) {
             last.n += r.n;
@@ -163,15 +223,30 @@ Placed Builder::seq(std::vector<Placed> items) {
           }
         }
       }
+      // seq-run: three singles of one node at one stride start a run.
+      if (r.n == 1 && i + 2 < items.size()) {
+        Run b = single(i + 1), c = single(i + 2);
+        if (b.n == 1 && c.n == 1 && b.node == r.node && c.node == r.node) {
+          int64_t s = ck.sub(b.disp, r.disp);
+          if (ck.sub(c.disp, b.disp) == s && !ck.overflow && !(nodes_[r.node].kind == Kind::Block && s == nodes_[r.node].size)) {
+            runs.push_back({r.disp, 3, s, r.node});
+            i += 2;
+            changed = true;
+            continue;
+          }
+        }
+      }
       runs.push_back(r);
     }
     items.clear();
     for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
+    // A pair (vec-2) that merged nothing is two singles again: flattened below.
     if (error_) return {};  // vec overflowed: no item may be read after this
     if (!changed && !unpack) continue;  // the odd pass may still find runs
     if (!changed) {  // seq-flat, once the merges have found what they can at this level
-      std::unordered_map<int64_t, int> uses;
-      for (const Placed& it : items) ++uses[it.node];
+      std::unordered_map<int64_t, int> uses;  // counted for SEQ items only: tables have none
+      for (const Placed& it : items)
+        if (nodes_[it.node].kind == Kind::Seq) ++uses[it.node];
       std::vector<Placed> flat;
       for (const Placed& it : items) {
         const Node& n = nodes_[it.node];
@@ -218,6 +293,8 @@ Placed Builder::seq(std::vector<Placed> items) {
 std::shared_ptr<const Layout> Builder::finish(Placed root) {
   auto out = std::make_shared<Layout>();
   if (root.node < 0) return out;
+  out->nodes.reserve(nodes_.size());
+  out->entries.reserve(entries_.size());
   // Iterative post-order DFS (depth is bounded, but tables can be wide).
   std::vector<int64_t> newidx(nodes_.size(), -1);
   struct Frame {

@@ -4,7 +4,6 @@
 // not with count x blocks).
 #pragma once
 #include <memory>
-#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -37,11 +36,17 @@ class Builder {
 
  private:
   int64_t intern(Node n, const std::vector<Entry>* entries);
-  int64_t depth(int64_t n) const { return n < 0 ? 0 : depth_[n]; }
+  bool same(int64_t idx, const Node& n, const std::vector<Entry>* entries) const;
+  // node as n copies of child at a stride: a VEC, or a pair SEQ of one node (vec-2).
+  bool as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const;
   std::vector<Node> nodes_;
   std::vector<Entry> entries_;
   std::vector<int> depth_;
-  std::unordered_map<std::string, int64_t> interned_;
+  // Hash-consing: open addressing over node indices (-1 = empty), keyed by a structural hash.
+  // Constructors intern a node per table entry, so this must cost no allocation per lookup.
+  std::vector<int64_t> slots_;
+  std::vector<uint64_t> hashes_;  // per node, to grow the table without rehashing entries
+  std::unordered_map<const Layout*, Placed> imported_;
   int error_ = 0;
 };
 

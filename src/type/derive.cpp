@@ -53,6 +53,10 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
   Builder b;
   std::vector<Placed> items;
   items.reserve(parts.size());
+  // A table repeats one (old type, block length) pair: build its block once.
+  ddt_type last_t = nullptr;
+  int64_t last_bl = -1;
+  Placed last_block;
   for (const Part& p : parts) {
     ddt_type t = p.t;
     size = ck.add(size, ck.mul(ck.mul(p.count, p.bl), t->size));
@@ -67,7 +71,11 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
     if (t->lb_marker) lbm = true, lb_mark = std::min(lb_mark, lo);
     if (t->ub_marker) ubm = true, ub_mark = std::max(ub_mark, hi);
     if (ck.overflow) return DDT_ERR_OVERFLOW;
-    items.push_back(b.shift(b.vec(p.count, p.stride, b.vec(p.bl, ext, b.import(*t->layout))), p.disp));
+    if (t != last_t || p.bl != last_bl) {
+      last_t = t, last_bl = p.bl;
+      last_block = b.vec(p.bl, ext, b.import(*t->layout));
+    }
+    items.push_back(b.shift(b.vec(p.count, p.stride, last_block), p.disp));
   }
   if (ck.overflow) return DDT_ERR_OVERFLOW;
   // Alignment comes from the old types whether or not any block uses them, so that a type with
