@@ -2,6 +2,7 @@
 // the first byte is written, so a failed call leaves the caller's buffers as they were.
 #include <cstring>
 
+#include "cpu/copy_kernels.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
 #include "util/checked.hpp"
@@ -24,27 +25,48 @@ int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
 
 struct PackOp {
   char* out;
-  bool operator()(uintptr_t p, int64_t n) {
-    std::memcpy(out, reinterpret_cast<const void*>(p), n);
+  bool piece(uintptr_t p, int64_t n) {
+    ddt::any_copy(out, reinterpret_cast<const char*>(p), n);
     out += n;
+    return true;
+  }
+  bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+    ddt::run_blocks<true>(out, p, stride, w, count);
+    out += w * count;
     return true;
   }
 };
 
 struct UnpackOp {
   const char* in;
-  bool operator()(uintptr_t p, int64_t n) {
-    std::memcpy(reinterpret_cast<void*>(p), in, n);
+  bool piece(uintptr_t p, int64_t n) {
+    ddt::any_copy(reinterpret_cast<char*>(p), in, n);
     in += n;
+    return true;
+  }
+  bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+    ddt::run_blocks<false>(const_cast<char*>(in), p, stride, w, count);
+    in += w * count;
+    return true;
+  }
+};
+
+// Operations that only need pieces see a run of blocks as its pieces.
+template <class Self>
+struct PieceByPiece {
+  bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+    for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride))
+      if (!static_cast<Self*>(this)->piece(p, w)) return false;
     return true;
   }
 };
 
 // Collects merged pieces; stops when a piece that cannot be merged finds the array full.
-struct IovOp {
+struct IovOp : PieceByPiece<IovOp> {
+  IovOp(struct iovec* v, int64_t m) : iov(v), max(m) {}
   struct iovec* iov;
   int64_t max, n = 0, bytes = 0;
-  bool operator()(uintptr_t p, int64_t len) {
+  bool piece(uintptr_t p, int64_t len) {
     if (n > 0 && reinterpret_cast<uintptr_t>(iov[n - 1].iov_base) + iov[n - 1].iov_len == p) {
       iov[n - 1].iov_len += len;
     } else {
@@ -59,13 +81,14 @@ struct IovOp {
 };
 
 // Writes the destination side of a copy from a list of source pieces.
-struct CopyOp {
+struct CopyOp : PieceByPiece<CopyOp> {
+  explicit CopyOp(const struct iovec* s) : src(s) {}
   const struct iovec* src;
   int64_t used = 0;  // bytes of src[0] already consumed
-  bool operator()(uintptr_t p, int64_t n) {
+  bool piece(uintptr_t p, int64_t n) {
     while (n > 0) {
       int64_t take = std::min<int64_t>(n, src->iov_len - used);
-      std::memcpy(reinterpret_cast<void*>(p), static_cast<const char*>(src->iov_base) + used, take);
+      ddt::any_copy(reinterpret_cast<char*>(p), static_cast<const char*>(src->iov_base) + used, take);
       p += take;
       n -= take;
       used += take;

@@ -7,8 +7,11 @@
 // Addresses are computed as uintptr_t: MPI allows a NULL buffer (MPI_BOTTOM) with absolute
 // displacements, and pointer arithmetic on NULL would be undefined.
 //
-// op returns false to stop the walk (iov uses this when its array is full); walk returns
-// false when it was stopped.
+// The operation sees two calls, both returning false to stop the walk (iov does when its
+// array is full):
+//   op.piece(address, length)                  one contiguous piece
+//   op.blocks(address, stride, width, count)   count whole blocks of one width at a stride
+// so that pack and unpack run a specialised loop over a whole run of equal blocks.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -22,7 +25,7 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
   const Node& n = L.nodes[ni];
   switch (n.kind) {
     case Kind::Block:
-      return op(base + static_cast<uintptr_t>(lo), hi - lo);
+      return op.piece(base + static_cast<uintptr_t>(lo), hi - lo);
     case Kind::Vec: {
       const Node& c = L.nodes[n.child];
       const int64_t cs = c.size;
@@ -30,14 +33,19 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
       uintptr_t p = base + static_cast<uintptr_t>(i * n.stride);
       const uintptr_t step = static_cast<uintptr_t>(n.stride);
       if (c.kind == Kind::Block) {  // the common leaf: strided blocks
-        while (lo < hi) {
+        if (off) {  // a partial first block
           int64_t take = std::min(cs - off, hi - lo);
-          if (!op(p + static_cast<uintptr_t>(off), take)) return false;
+          if (!op.piece(p + static_cast<uintptr_t>(off), take)) return false;
           lo += take;
-          off = 0;
           p += step;
         }
-        return true;
+        int64_t whole = (hi - lo) / cs;
+        if (whole > 0) {
+          if (!op.blocks(p, n.stride, cs, whole)) return false;
+          lo += whole * cs;
+          p += step * static_cast<uintptr_t>(whole);
+        }
+        return lo < hi ? op.piece(p, hi - lo) : true;  // a partial last block
       }
       while (lo < hi) {
         int64_t take = std::min(cs - off, hi - lo);
@@ -72,8 +80,22 @@ bool walk(const Layout& L, int64_t ext, uintptr_t buf, int64_t lo, int64_t hi, O
   if (lo >= hi) return true;
   const int64_t es = L.size();
   const uintptr_t base = buf + static_cast<uintptr_t>(L.disp);
-  if (L.contiguous() && ext == es) return op(base + static_cast<uintptr_t>(lo), hi - lo);
+  if (L.contiguous() && ext == es) return op.piece(base + static_cast<uintptr_t>(lo), hi - lo);
   int64_t k = lo / es, off = lo - k * es;
+  if (L.contiguous()) {  // elements are single blocks: one run of blocks at the extent
+    uintptr_t p = base + static_cast<uintptr_t>(k * ext);
+    if (off) {
+      int64_t take = std::min(es - off, hi - lo);
+      if (!op.piece(p + static_cast<uintptr_t>(off), take)) return false;
+      lo += take;
+      p += static_cast<uintptr_t>(ext);
+    }
+    int64_t whole = (hi - lo) / es;
+    if (whole > 0 && !op.blocks(p, ext, es, whole)) return false;
+    lo += whole * es;
+    p += static_cast<uintptr_t>(ext) * static_cast<uintptr_t>(whole);
+    return lo < hi ? op.piece(p, hi - lo) : true;
+  }
   while (lo < hi) {
     int64_t take = std::min(es - off, hi - lo);
     if (!walk_node(L, L.root, base + static_cast<uintptr_t>(k * ext), off, off + take, op)) return false;

@@ -25,20 +25,9 @@
 #include <vector>
 
 #include "gen.hpp"
+#include "mpi_build.hpp"
 
 namespace {
-
-MPI_Datatype mpi_basic(int i) {
-  const MPI_Datatype all[] = {
-      MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
-      MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT,
-      MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T,
-      MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_C_FLOAT_COMPLEX,
-      MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, MPI_WCHAR, MPI_AINT, MPI_OFFSET, MPI_COUNT,
-      MPI_PACKED, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
-      MPI_LONG_DOUBLE_INT};
-  return all[i];
-}
 
 const char* kind_name(int k) {
   static const char* n[] = {"basic", "contig", "vector", "hvector", "indexed", "hindexed", "indexed_block",
@@ -50,76 +39,36 @@ std::map<std::string, int> bound_conventions;  // "kind: mpi (lb,ext) vs standar
 std::string rejected;  // set when the MPI refuses a constructor call that MPI-4.1 allows
 
 // Builds t through MPI; returns the MPI type and, in adj, t with bounds overrides wherever this
-// MPI's bounds for a node differ from the standard's.
+// MPI's bounds for a node differ from the standard's (the reference interpreter's).
 MPI_Datatype build_mpi(const TNode& t, TPtr& adj) {
-  auto a = std::make_shared<TNode>(t);
-  if (t.kind == TNode::Basic) {
-    adj = a;
-    return mpi_basic(t.basic);
+  std::map<const TNode*, std::pair<MPI_Aint, MPI_Aint>> mpi_bounds;
+  int rc;
+  MPI_Datatype out = mpi_build(t, &rc, [&](const TNode& n, MPI_Datatype m) {
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(m, &lb, &ext);
+    mpi_bounds[&n] = {lb, ext};
+  });
+  if (out == MPI_DATATYPE_NULL) {
+    rejected = describe(t);
+    return out;
   }
-  std::vector<MPI_Datatype> kids;
-  for (size_t i = 0; i < t.kids.size(); ++i) {
-    TPtr k;
-    MPI_Datatype m = build_mpi(*t.kids[i], k);
-    if (m == MPI_DATATYPE_NULL) {
-      for (size_t j = 0; j < kids.size(); ++j)
-        if (t.kids[j]->kind != TNode::Basic) MPI_Type_free(&kids[j]);
-      return MPI_DATATYPE_NULL;
+  // Children first, so each node's reference bounds see its children's overrides.
+  std::function<TPtr(const TNode&)> adjust = [&](const TNode& n) -> TPtr {
+    auto a = std::make_shared<TNode>(n);
+    for (auto& k : a->kids) k = adjust(*k);
+    auto it = mpi_bounds.find(&n);
+    if (it == mpi_bounds.end()) return a;
+    RefType r;
+    ref_eval(*a, r, 1 << 22);
+    if (it->second.first != r.lb || it->second.second != r.extent()) {
+      ++bound_conventions[std::string(kind_name(n.kind)) + " with marker-carrying members"];
+      a->override_bounds = true;
+      a->ov_lb = it->second.first;
+      a->ov_extent = it->second.second;
     }
-    kids.push_back(m);
-    a->kids[i] = k;
-  }
-  MPI_Datatype o = kids.empty() ? MPI_DATATYPE_NULL : kids[0], out = MPI_DATATYPE_NULL;
-  int n = static_cast<int>(t.count);
-  std::vector<int> bls(t.bls.begin(), t.bls.end()), di(t.displs.begin(), t.displs.end());
-  std::vector<MPI_Aint> da(t.displs.begin(), t.displs.end());
-  std::vector<int> sz(t.sizes.begin(), t.sizes.end()), sub(t.subsizes.begin(), t.subsizes.end()),
-      st(t.starts.begin(), t.starts.end());
-  std::vector<int> dist, dargs(t.dargs);
-  for (int d : t.distribs)
-    dist.push_back(d == 0 ? MPI_DISTRIBUTE_BLOCK : d == 1 ? MPI_DISTRIBUTE_CYCLIC : MPI_DISTRIBUTE_NONE);
-  for (int& d : dargs)
-    if (d == DDT_DISTRIBUTE_DFLT_DARG) d = MPI_DISTRIBUTE_DFLT_DARG;
-  int order = t.order == DDT_ORDER_C ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
-  int rc = MPI_ERR_OTHER;
-  switch (t.kind) {
-    case TNode::Contig: rc = MPI_Type_contiguous(n, o, &out); break;
-    case TNode::Vector: rc = MPI_Type_vector(n, (int)t.bl, (int)t.stride, o, &out); break;
-    case TNode::HVector: rc = MPI_Type_create_hvector(n, (int)t.bl, t.stride, o, &out); break;
-    case TNode::Indexed: rc = MPI_Type_indexed(n, bls.data(), di.data(), o, &out); break;
-    case TNode::HIndexed: rc = MPI_Type_create_hindexed(n, bls.data(), da.data(), o, &out); break;
-    case TNode::IndexedBlock: rc = MPI_Type_create_indexed_block(n, (int)t.bl, di.data(), o, &out); break;
-    case TNode::HIndexedBlock: rc = MPI_Type_create_hindexed_block(n, (int)t.bl, da.data(), o, &out); break;
-    case TNode::Struct: rc = MPI_Type_create_struct(n, bls.data(), da.data(), kids.data(), &out); break;
-    case TNode::Subarray: rc = MPI_Type_create_subarray(t.ndims, sz.data(), sub.data(), st.data(), order, o, &out); break;
-    case TNode::Darray:
-      rc = MPI_Type_create_darray(t.psize, t.prank, t.ndims, sz.data(), dist.data(), dargs.data(), t.psizes.data(),
-                                  order, o, &out);
-      break;
-    case TNode::Resized: rc = MPI_Type_create_resized(o, t.lb, t.extent, &out); break;
-    case TNode::Dup: rc = MPI_Type_dup(o, &out); break;
-    default: break;
-  }
-  if (rc != MPI_SUCCESS) {
-    if (rejected.empty()) rejected = describe(t);
-    out = MPI_DATATYPE_NULL;
-  }
-  for (size_t i = 0; i < kids.size(); ++i)
-    if (t.kids[i]->kind != TNode::Basic) MPI_Type_free(&kids[i]);  // predefined ones are permanent
-  if (out == MPI_DATATYPE_NULL) return out;
-  RefType r;
-  ref_eval(*a, r, 1 << 22);
-  MPI_Aint lb, ext;
-  MPI_Type_get_extent(out, &lb, &ext);
-  if (lb != r.lb || ext != r.extent()) {
-    char key[160];
-    std::snprintf(key, sizeof key, "%s with marker-carrying members", kind_name(t.kind));
-    ++bound_conventions[key];
-    a->override_bounds = true;
-    a->ov_lb = lb;
-    a->ov_extent = ext;
-  }
-  adj = a;
+    return a;
+  };
+  adj = adjust(t);
   return out;
 }
 

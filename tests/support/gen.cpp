@@ -222,3 +222,66 @@ std::string describe(const TNode& t) {
   s << ")";
   return s.str();
 }
+
+TPtr tnode_from_ddt(ddt_type t) {
+  int64_t ni, na, nd;
+  int comb;
+  if (ddt_type_envelope(t, &ni, &na, &nd, &comb) != DDT_SUCCESS) return nullptr;
+  auto n = std::make_shared<TNode>();
+  if (comb == DDT_COMBINER_NAMED) {
+    static const ddt_type all[] = {
+#define X(N) DDT_##N,
+        DDT_PREDEFINED_LIST(X)
+#undef X
+    };
+    for (int i = 0; i < static_cast<int>(sizeof all / sizeof all[0]); ++i)
+      if (all[i] == t) n->basic = i;
+    return n;
+  }
+  std::vector<int64_t> ints(ni), addrs(na);
+  std::vector<ddt_type> types(nd);
+  if (ddt_type_contents(t, ni, na, nd, ints.data(), addrs.data(), types.data()) != DDT_SUCCESS) return nullptr;
+  for (ddt_type k : types) {
+    n->kids.push_back(tnode_from_ddt(k));
+    if (k != DDT_TYPE_NULL) ddt_type_free(&k);  // predefined ones refuse, harmlessly
+  }
+  for (auto& k : n->kids)
+    if (!k) return nullptr;
+  auto take = [&](size_t from, size_t count) { return std::vector<int64_t>(ints.begin() + from, ints.begin() + from + count); };
+  switch (comb) {
+    case DDT_COMBINER_CONTIGUOUS: n->kind = TNode::Contig, n->count = ints[0]; break;
+    case DDT_COMBINER_VECTOR: n->kind = TNode::Vector, n->count = ints[0], n->bl = ints[1], n->stride = ints[2]; break;
+    case DDT_COMBINER_HVECTOR: n->kind = TNode::HVector, n->count = ints[0], n->bl = ints[1], n->stride = addrs[0]; break;
+    case DDT_COMBINER_INDEXED:
+      n->kind = TNode::Indexed, n->count = ints[0], n->bls = take(1, ints[0]), n->displs = take(1 + ints[0], ints[0]);
+      break;
+    case DDT_COMBINER_HINDEXED: n->kind = TNode::HIndexed, n->count = ints[0], n->bls = take(1, ints[0]), n->displs = addrs; break;
+    case DDT_COMBINER_INDEXED_BLOCK:
+      n->kind = TNode::IndexedBlock, n->count = ints[0], n->bl = ints[1], n->displs = take(2, ints[0]);
+      break;
+    case DDT_COMBINER_HINDEXED_BLOCK: n->kind = TNode::HIndexedBlock, n->count = ints[0], n->bl = ints[1], n->displs = addrs; break;
+    case DDT_COMBINER_STRUCT: n->kind = TNode::Struct, n->count = ints[0], n->bls = take(1, ints[0]), n->displs = addrs; break;
+    case DDT_COMBINER_SUBARRAY: {
+      int d = static_cast<int>(ints[0]);
+      n->kind = TNode::Subarray, n->ndims = d, n->sizes = take(1, d), n->subsizes = take(1 + d, d), n->starts = take(1 + 2 * d, d);
+      n->order = static_cast<int>(ints[1 + 3 * d]);
+      break;
+    }
+    case DDT_COMBINER_DARRAY: {
+      int d = static_cast<int>(ints[2]);
+      n->kind = TNode::Darray, n->psize = static_cast<int>(ints[0]), n->prank = static_cast<int>(ints[1]), n->ndims = d;
+      n->sizes = take(3, d);
+      for (int i = 0; i < d; ++i) {
+        n->distribs.push_back(static_cast<int>(ints[3 + d + i]));
+        n->dargs.push_back(static_cast<int>(ints[3 + 2 * d + i]));
+        n->psizes.push_back(static_cast<int>(ints[3 + 3 * d + i]));
+      }
+      n->order = static_cast<int>(ints[3 + 4 * d]);
+      break;
+    }
+    case DDT_COMBINER_RESIZED: n->kind = TNode::Resized, n->lb = addrs[0], n->extent = addrs[1]; break;
+    case DDT_COMBINER_DUP: n->kind = TNode::Dup; break;
+    default: return nullptr;
+  }
+  return n;
+}

@@ -20,3 +20,8 @@ TPtr random_type(std::mt19937_64& rng, const GenOptions& opt, RefType& ref,
 // Builds t through ddtkit's constructors, freeing each intermediate handle as soon as its parent
 // exists (the parent must keep it alive). Returns DDT_TYPE_NULL and sets *err on failure.
 ddt_type build_ddt(const TNode& t, int* err);
+
+// The constructor tree of a ddtkit type, read back through ddt_type_envelope/contents (so an
+// MPI peer can build the same type with the same calls). Returns nullptr for a deserialized
+// type, which has no constructor history.
+TPtr tnode_from_ddt(ddt_type t);

@@ -1,0 +1,99 @@
+// The copy kernels the pack and unpack operations are built from. Specialisation is by
+// templates over the block width, chosen once per run of equal blocks (never per block):
+//
+//   widths 1..64 that occur in practice get a fixed-size loop, which the compiler turns into
+//     straight loads and stores (no call, no length test per block);
+//   other widths up to 64 B use two overlapping moves of the largest power of two below them;
+//   wider blocks use memcpy, whose large-copy path is the best this machine has.
+//
+// Cost model, measured on this project's machines (AMD EPYC, 2 cores; bench/ddt_bench --suite
+// vector, in cache, stride = 2 x block; ratio to memcpy of the same payload):
+//   width 8 B : fixed loop 0.55, memcpy-per-block 0.22   -> fixed
+//   width 64 B: fixed loop 0.93, memcpy-per-block 0.61   -> fixed
+//   width 512 B and up: memcpy-per-block >= 0.95         -> memcpy
+// The numbers are refreshed by `make bench`; the thresholds below follow them.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace ddt {
+
+// Copies n <= 64 bytes with at most two overlapping moves per power-of-two class.
+inline void small_copy(char* d, const char* s, int64_t n) {
+  if (n >= 32) {
+    char a[32], b[32];
+    std::memcpy(a, s, 32);
+    std::memcpy(b, s + n - 32, 32);
+    std::memcpy(d, a, 32);
+    std::memcpy(d + n - 32, b, 32);
+  } else if (n >= 16) {
+    char a[16], b[16];
+    std::memcpy(a, s, 16);
+    std::memcpy(b, s + n - 16, 16);
+    std::memcpy(d, a, 16);
+    std::memcpy(d + n - 16, b, 16);
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + n - 4, &b, 4);
+  } else if (n > 0) {
+    char a = s[0], b = s[n - 1], c = s[n / 2];
+    d[0] = a;
+    d[n - 1] = b;
+    d[n / 2] = c;
+  }
+}
+
+inline void any_copy(char* d, const char* s, int64_t n) {
+  if (n <= 64)
+    small_copy(d, s, n);
+  else
+    std::memcpy(d, s, n);
+}
+
+// Gather (pack: strided source, sequential destination) or scatter (unpack: the reverse) of
+// count blocks of width W (W > 0 fixed at compile time; W == 0 means the runtime width w).
+template <bool Gather, int64_t W>
+inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+  const int64_t width = W ? W : w;
+#pragma GCC unroll 4
+  for (int64_t i = 0; i < count; ++i) {
+    char* strided = reinterpret_cast<char*>(p);
+    if (W) {
+      if (Gather)
+        std::memcpy(seq, strided, W);
+      else
+        std::memcpy(strided, seq, W);
+    } else if (Gather) {
+      any_copy(seq, strided, width);
+    } else {
+      any_copy(strided, seq, width);
+    }
+    seq += width;
+    p += static_cast<uintptr_t>(stride);
+  }
+}
+
+// Dispatches a run of equal blocks to its kernel.
+template <bool Gather>
+inline void run_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+  switch (w) {
+#define DDT_WIDTH(W) \
+  case W: return strided_blocks<Gather, W>(seq, p, stride, w, count);
+    DDT_WIDTH(1) DDT_WIDTH(2) DDT_WIDTH(3) DDT_WIDTH(4) DDT_WIDTH(6) DDT_WIDTH(8) DDT_WIDTH(12)
+    DDT_WIDTH(16) DDT_WIDTH(20) DDT_WIDTH(24) DDT_WIDTH(32) DDT_WIDTH(40) DDT_WIDTH(48) DDT_WIDTH(64)
+#undef DDT_WIDTH
+    default:
+      return strided_blocks<Gather, 0>(seq, p, stride, w, count);
+  }
+}
+
+}  // namespace ddt
