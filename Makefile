@@ -65,9 +65,14 @@ fuzz: build-fuzz
 	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz_$$f.log; \
 	done
 
+OMPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+
+# The benchmark suite against each MPI (each ratio measured in one process), then the report.
+# ARGS=--full runs the papers' sizes.
 bench: build
-	cmake --build build -j $(JOBS) --target ddt_bench
-	build/bench/ddt_bench $(ARGS)
+	@mkdir -p bench/results
+	$(VENV_MPICH)/bin/mpiexec -n 1 build/bench/ddt_bench_mpich --out bench/results $(ARGS)
+	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 1 build/bench/ddt_bench_ompi --out bench/results $(ARGS)
 
 clean:
 	rm -rf build build-asan build-fuzz .stamp-deps

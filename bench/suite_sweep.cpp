@@ -1,0 +1,87 @@
+// Suite 2: the vector sweep. vector(payload / block, block, 2 x block) of char, int and double,
+// blocks of 1 B to 64 KiB, for 2 MiB of payload (in cache) and 64 MiB (out of cache). The
+// hand-written loop is the element loop users write. The default run times every block size in
+// cache and a subset out of cache; --full times all of them.
+#include <cstring>
+#include <vector>
+
+#include "context.hpp"
+
+namespace {
+
+template <class T>
+void hand_pack(const char* in, char* out, int64_t count, int64_t bl, int64_t stride) {
+  const T* s = reinterpret_cast<const T*>(in);
+  T* d = reinterpret_cast<T*>(out);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t j = 0; j < bl; ++j) *d++ = s[i * stride + j];
+}
+
+template <class T>
+void hand_unpack(const char* in, char* out, int64_t count, int64_t bl, int64_t stride) {
+  const T* s = reinterpret_cast<const T*>(in);
+  T* d = reinterpret_cast<T*>(out);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t j = 0; j < bl; ++j) d[i * stride + j] = *s++;
+}
+
+struct Base {
+  const char* name;
+  ddt_type ddt;
+  MPI_Datatype mpi;
+  int64_t size;
+  void (*pack)(const char*, char*, int64_t, int64_t, int64_t);
+  void (*unpack)(const char*, char*, int64_t, int64_t, int64_t);
+};
+
+}  // namespace
+
+void suite_sweep(const Context& c) {
+  const Base bases[] = {{"char", DDT_CHAR, MPI_CHAR, 1, hand_pack<char>, hand_unpack<char>},
+                        {"int", DDT_INT, MPI_INT, 4, hand_pack<int>, hand_unpack<int>},
+                        {"double", DDT_DOUBLE, MPI_DOUBLE, 8, hand_pack<double>, hand_unpack<double>}};
+  const int64_t payloads[] = {c.smoke ? 64 << 10 : 2 << 20, c.smoke ? 256 << 10 : 64 << 20};
+  for (int64_t payload : payloads) {
+    const bool in_cache = payload == payloads[0];
+    std::vector<char> src(2 * payload), out(payload), contig(payload);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + 3);
+    for (const Base& b : bases)
+      for (int64_t block = 1; block <= (64 << 10); block *= 2) {
+        if (block < b.size) continue;
+        if (!in_cache && !c.full && block != 1 && block != 8 && block != 64 && block != 512 && block != 4096 &&
+            block != (64 << 10))
+          continue;
+        const int64_t count = payload / block, bl = block / b.size;
+        ddt_type t;
+        ddt_type_vector(count, bl, 2 * bl, b.ddt, &t);
+        ddt_type_commit(t);
+        MPI_Datatype mt;
+        MPI_Type_vector((int)count, (int)bl, (int)(2 * bl), b.mpi, &mt);
+        MPI_Type_commit(&mt);
+        int64_t got;
+        const int reps = in_cache ? c.reps(11) : c.reps(3);
+        const double sample = in_cache ? 2e5 : 1;  // out of cache: one call per sample
+        std::vector<Method> pack = {
+            {"ddtkit", [&] { ddt_pack(src.data(), 1, t, 0, out.data(), payload, &got); }},
+            {"mpi", [&] { int p = 0; MPI_Pack(src.data(), 1, mt, out.data(), (int)payload, &p, MPI_COMM_SELF); }},
+            {"memcpy", [&] { std::memcpy(out.data(), contig.data(), payload); }},
+            {"manual", [&] { b.pack(src.data(), out.data(), count, bl, 2 * bl); }}};
+        char params[96];
+        std::snprintf(params, sizeof params, "%s block %lld B", in_cache ? "2 MiB" : "64 MiB", (long long)block);
+        auto tp = measure(pack, reps, sample);
+        c.results->add("sweep", std::string("vector ") + b.name, params, "pack", payload, tp);
+        std::vector<Method> unpack = {
+            {"ddtkit", [&] { ddt_unpack(out.data(), payload, src.data(), 1, t, 0, &got); }},
+            {"mpi", [&] { int p = 0; MPI_Unpack(out.data(), (int)payload, &p, src.data(), 1, mt, MPI_COMM_SELF); }},
+            {"memcpy", [&] { std::memcpy(contig.data(), out.data(), payload); }},
+            {"manual", [&] { b.unpack(out.data(), src.data(), count, bl, 2 * bl); }}};
+        auto tu = measure(unpack, reps, sample);
+        c.results->add("sweep", std::string("vector ") + b.name, params, "unpack", payload, tu);
+        c.progress("[sweep] %-6s %-7s block %6lld B: pack ddtkit %.2f, %s %.2f, manual %.2f of memcpy", b.name,
+                   in_cache ? "2 MiB" : "64 MiB", (long long)block, find(tp, "memcpy") / find(tp, "ddtkit"),
+                   c.mpi.c_str(), find(tp, "memcpy") / find(tp, "mpi"), find(tp, "memcpy") / find(tp, "manual"));
+        ddt_type_free(&t);
+        MPI_Type_free(&mt);
+      }
+  }
+}
