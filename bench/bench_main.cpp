@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   v.erase(0, v.find_first_not_of(' '));
   c.mpi = v.rfind("MPICH", 0) == 0 ? "MPICH " + v.substr(v.find_last_of(' ') + 1) : v;
   mkdir(out.c_str(), 0755);
-  std::string file = out + "/" + (c.mpi.rfind("MPICH", 0) == 0 ? "mpich" : "openmpi") + (c.smoke ? "-smoke" : "") + ".jsonl";
+  std::string file = out + "/" + (c.mpi.rfind("MPICH", 0) == 0 ? "mpich" : "openmpi") + ".jsonl";
   Results r(file, c.mpi);
   if (!r.ok()) {
     std::fprintf(stderr, "cannot write %s\n", file.c_str());

@@ -35,6 +35,11 @@ struct PackOp {
     out += w * count;
     return true;
   }
+  bool table(uintptr_t base, const ddt::Entry* e, int64_t count, int64_t w) {
+    ddt::run_table<true>(out, base, e, w, count);
+    out += w * count;
+    return true;
+  }
 };
 
 struct UnpackOp {
@@ -49,6 +54,11 @@ struct UnpackOp {
     in += w * count;
     return true;
   }
+  bool table(uintptr_t base, const ddt::Entry* e, int64_t count, int64_t w) {
+    ddt::run_table<false>(const_cast<char*>(in), base, e, w, count);
+    in += w * count;
+    return true;
+  }
 };
 
 // Operations that only need pieces see a run of blocks as its pieces.
@@ -57,6 +67,11 @@ struct PieceByPiece {
   bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
     for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride))
       if (!static_cast<Self*>(this)->piece(p, w)) return false;
+    return true;
+  }
+  bool table(uintptr_t base, const ddt::Entry* e, int64_t count, int64_t w) {
+    for (int64_t i = 0; i < count; ++i)
+      if (!static_cast<Self*>(this)->piece(base + static_cast<uintptr_t>(e[i].disp), w)) return false;
     return true;
   }
 };

@@ -11,6 +11,7 @@
 // array is full):
 //   op.piece(address, length)                  one contiguous piece
 //   op.blocks(address, stride, width, count)   count whole blocks of one width at a stride
+//   op.table(base, entries, count, width)      count whole blocks of one width at base + disp
 // so that pack and unpack run a specialised loop over a whole run of equal blocks.
 #pragma once
 #include <algorithm>
@@ -59,13 +60,26 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
     case Kind::Seq: {
       const Entry* first = L.entries.data() + n.child;
       const Entry* last = first + n.count;
-      // The entry holding byte lo: the last whose prefix is <= lo.
-      const Entry* e = std::upper_bound(first, last, lo, [](int64_t v, const Entry& x) { return v < x.prefix; }) - 1;
-      for (; e != last && lo < hi; ++e) {
-        int64_t es = L.nodes[e->node].size;
-        int64_t off = lo - e->prefix, take = std::min(es - off, hi - lo);
+      // The entry holding byte lo: the last whose prefix is <= lo (no search from the start).
+      const Entry* e =
+          lo == 0 ? first : std::upper_bound(first, last, lo, [](int64_t v, const Entry& x) { return v < x.prefix; }) - 1;
+      while (e != last && lo < hi) {
+        const Node& c = L.nodes[e->node];
+        if (c.kind == Kind::Block && lo == e->prefix) {
+          // A run of whole entries that are all this one block: one table call.
+          const Entry* r = e + 1;
+          while (r != last && r->node == e->node && r->prefix + c.size <= hi) ++r;
+          if (e->prefix + c.size <= hi) {
+            if (!op.table(base, e, r - e, c.size)) return false;
+            lo = e->prefix + (r - e) * c.size;
+            e = r;
+            continue;
+          }
+        }
+        int64_t off = lo - e->prefix, take = std::min(c.size - off, hi - lo);
         if (!walk_node(L, e->node, base + static_cast<uintptr_t>(e->disp), off, off + take, op)) return false;
         lo += take;
+        ++e;
       }
       return true;
     }

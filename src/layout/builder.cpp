@@ -189,7 +189,7 @@ Placed Builder::seq(std::vector<Placed> items) {
               items.end());
   Checked ck;
   for (int pass = 0; pass < 64 && items.size() > 1; ++pass) {
-    bool changed = false;
+    bool changed = false, saw_run = false, saw_seq = false;
     // Even passes see each item whole (struct of identical members -> VEC of that member);
     // odd passes see a VEC item as a run of its child (runs that continue each other merge).
     const bool unpack = pass % 2 == 1;
@@ -203,6 +203,9 @@ Placed Builder::seq(std::vector<Placed> items) {
     };
     for (size_t i = 0; i < items.size(); ++i) {
       Run r = single(i);
+      const Kind k = nodes_[items[i].node].kind;
+      saw_run |= k == Kind::Vec || k == Kind::Seq;  // a VEC or a pair: unpacking may merge it
+      saw_seq |= k == Kind::Seq;
       if (!runs.empty()) {
         Run& last = runs.back();
         const Node& ln = nodes_[last.node];
@@ -242,8 +245,8 @@ Placed Builder::seq(std::vector<Placed> items) {
     for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
     // A pair (vec-2) that merged nothing is two singles again: flattened below.
     if (error_) return {};  // vec overflowed: no item may be read after this
-    if (!changed && !unpack) continue;  // the odd pass may still find runs
-    if (!changed) {  // seq-flat, once the merges have found what they can at this level
+    if (!changed && !unpack && saw_run) continue;  // the odd pass may still find runs
+    if (!changed && saw_seq) {  // seq-flat, once the merges have found what they can at this level
       std::unordered_map<int64_t, int> uses;  // counted for SEQ items only: tables have none
       for (const Placed& it : items)
         if (nodes_[it.node].kind == Kind::Seq) ++uses[it.node];

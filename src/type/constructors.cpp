@@ -40,6 +40,8 @@ int table(int combiner, int64_t count, const int64_t* bls, int64_t bl_all, const
     std::vector<Part> parts;
     parts.reserve(count);
     std::vector<int64_t> ints{count}, addrs;
+    ints.reserve(2 + 2 * count);
+    addrs.reserve(bytes ? count : 0);
     if (!bls) ints.push_back(bl_all);
     for (int64_t i = 0; i < count; ++i) {
       int64_t bl = bls ? bls[i] : bl_all;

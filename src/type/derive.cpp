@@ -75,7 +75,7 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
       last_t = t, last_bl = p.bl;
       last_block = b.vec(p.bl, ext, b.import(*t->layout));
     }
-    items.push_back(b.shift(b.vec(p.count, p.stride, last_block), p.disp));
+    items.push_back(b.shift(p.count == 1 ? last_block : b.vec(p.count, p.stride, last_block), p.disp));
   }
   if (ck.overflow) return DDT_ERR_OVERFLOW;
   // Alignment comes from the old types whether or not any block uses them, so that a type with

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Turns the benchmark's JSON lines into bench/results/report.md and PNG plots.
+
+Every ratio comes from one process: ddtkit / MPICH from the MPICH run, ddtkit / Open MPI from
+the Open MPI run (each run also times memcpy and the hand-written loop beside ddtkit).
+Times are medians over interleaved repetitions (bench/harness.hpp).
+"""
+import json
+import math
+import os
+import platform
+import sys
+from collections import defaultdict
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
+RUNS = {"MPICH": "mpich.jsonl", "Open MPI": "openmpi.jsonl"}
+
+
+def load():
+    rows = {}
+    for label, name in RUNS.items():
+        path = os.path.join(OUT, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                rows[label] = [json.loads(line) for line in f if line.strip()]
+    return rows
+
+
+def index(rows):
+    """(suite, case, params, op) -> {method: ns}."""
+    t = defaultdict(dict)
+    for r in rows:
+        t[(r["suite"], r["case"], r["params"], r["op"])][r["method"]] = r["ns"]
+    return t
+
+
+def gmean(xs):
+    xs = [x for x in xs if x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def machine():
+    model, caches = "unknown CPU", []
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        base = "/sys/devices/system/cpu/cpu0/cache"
+        for d in sorted(os.listdir(base)):
+            p = os.path.join(base, d)
+            lvl = open(os.path.join(p, "level")).read().strip()
+            typ = open(os.path.join(p, "type")).read().strip()
+            size = open(os.path.join(p, "size")).read().strip()
+            caches.append(f"L{lvl} {typ.lower()} {size}")
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, " + ", ".join(caches) + f"; {platform.system()} {platform.release()}"
+
+
+def fmt(x, spec=".2f"):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def main():
+    rows = load()
+    if not rows:
+        sys.exit(f"no results in {OUT}")
+    idx = {label: index(r) for label, r in rows.items()}
+    md = ["# ddtkit benchmark report", "",
+          f"Machine: {machine()}.", "",
+          "Every figure is a ratio of medians measured in one process: ddtkit beside "
+          + " and ".join(f"{l} ({rows[l][0]['mpi']})" for l in rows)
+          + ", memcpy of the same bytes and the hand-written loop. Speedup = peer time / ddtkit time.", ""]
+    targets = []  # (target, measured, peers, met)
+
+    # ---- DDTBench ---------------------------------------------------------------------------------
+    kernels = defaultdict(lambda: defaultdict(list))  # (kernel, op) -> metric -> values
+    per_set = []
+    any_idx = next(iter(idx.values()))
+    for key in sorted(any_idx):
+        suite, case, params, op = key
+        if suite != "ddtbench":
+            continue
+        vals = {}
+        for label, t in idx.items():
+            m = t.get(key, {})
+            if "ddtkit" in m and "mpi" in m:
+                vals[label] = (m["mpi"] / m["ddtkit"], m["manual"] / m["ddtkit"], m["memcpy"] / m["ddtkit"])
+        if not vals:
+            continue
+        vs_faster = min(v[0] for v in vals.values())
+        vs_manual = min(v[1] for v in vals.values())
+        kernels[(case, op)]["faster"].append(vs_faster)
+        kernels[(case, op)]["manual"].append(vs_manual)
+        for label, v in vals.items():
+            kernels[(case, op)][label].append(v[0])
+        per_set.append((case, params, op, vals, vs_faster, vs_manual))
+    if kernels:
+        md += ["## DDTBench kernels", "",
+               "Per kernel, geometric mean over its default parameter sets of the speedup over each MPI, "
+               "over the faster of the two, and over the application's own loop.", "",
+               "| kernel | op | vs MPICH | vs Open MPI | vs faster MPI | vs hand-written loop |", "|---|---|---|---|---|---|"]
+        for op in ("pack", "unpack"):
+            faster_all = []
+            worst, worst_manual = None, None
+            for (case, o), m in sorted(kernels.items()):
+                if o != op:
+                    continue
+                g = gmean(m["faster"])
+                gm = gmean(m["manual"])
+                faster_all.append(g)
+                worst = g if worst is None else min(worst, g)
+                worst_manual = gm if worst_manual is None else min(worst_manual, gm)
+                md.append(f"| {case} | {op} | {fmt(gmean(m.get('MPICH', [])))} | {fmt(gmean(m.get('Open MPI', [])))} | "
+                          f"{fmt(g)} | {fmt(gm)} |")
+            G = gmean(faster_all)
+            targets.append((f"DDTBench {op}: geometric mean over kernels, speedup vs the faster MPI >= 3x",
+                            f"{G:.2f}x", "", G >= 3))
+            targets.append((f"DDTBench {op}: every kernel >= 1.2x vs the faster MPI", f"worst {worst:.2f}x", "", worst >= 1.2))
+            targets.append((f"DDTBench {op}: no kernel slower than its hand-written loop", f"worst {worst_manual:.2f}x", "",
+                            worst_manual >= 1.0))
+        md.append("")
+
+    # ---- vector sweep -------------------------------------------------------------------------------
+    sweep = defaultdict(dict)  # (base, payload, block) -> label -> {method: ratio to memcpy}
+    for label, t in idx.items():
+        for (suite, case, params, op), m in t.items():
+            if suite != "sweep" or op != "pack":
+                continue
+            payload, block = params.split(" block ")
+            block = int(block.split()[0])
+            sweep[(case.split()[1], payload, block)][label] = {k: m["memcpy"] / v for k, v in m.items()}
+    if sweep:
+        md += ["## Vector sweep (pack)", "", "Throughput as a fraction of memcpy of the same payload; stride = 2 x block.", "",
+               "| base | payload | block B | ddtkit | MPICH | Open MPI | hand-written |", "|---|---|---|---|---|---|---|"]
+        for (base, payload, block), per in sorted(sweep.items(), key=lambda x: (x[0][0], x[0][1], x[0][2])):
+            d = min(p["ddtkit"] for p in per.values())
+            md.append(f"| {base} | {payload} | {block} | {d:.2f} | {fmt(per.get('MPICH', {}).get('mpi'))} | "
+                      f"{fmt(per.get('Open MPI', {}).get('mpi'))} | {fmt(min(p['manual'] for p in per.values()))} |")
+        md.append("")
+
+        def sweep_target(payload, pred, need, text):
+            cells = [(k, min(p["ddtkit"] for p in v.values()), v) for k, v in sweep.items() if k[1] == payload and pred(k[2])]
+            if not cells:
+                return
+            worst = min(cells, key=lambda c: c[1])
+            peers = ", ".join(f"{l} {fmt(worst[2][l]['mpi'])}" for l in worst[2])
+            targets.append((text, f"worst {worst[1]:.2f} ({worst[0][0]}, {worst[0][2]} B)", peers, worst[1] >= need))
+
+        sweep_target("2 MiB", lambda b: b >= 512, 0.9, "Vector sweep in cache: >= 0.9 of memcpy for blocks >= 512 B")
+        sweep_target("2 MiB", lambda b: b == 64, 0.8, "Vector sweep in cache: >= 0.8 of memcpy at 64 B")
+        sweep_target("2 MiB", lambda b: b == 8, 0.5, "Vector sweep in cache: >= 0.5 of memcpy at 8 B")
+        sweep_target("64 MiB", lambda b: b >= 64, 0.9, "Vector sweep out of cache: >= 0.9 of memcpy for blocks >= 64 B")
+
+    # ---- partial ----------------------------------------------------------------------------------
+    part = []
+    for (suite, case, params, op), m in any_idx.items():
+        if suite == "partial":
+            part.append((case, params, m["whole"] / m["pieces 4 KiB"], m["whole"] / m["pieces 64 KiB"]))
+    if part:
+        md += ["## Partial packing", "", "Whole-pack throughput kept when packing in order in pieces (each piece a call "
+               "that starts with a seek). MPI's API has no byte-range pack, so there is no MPI peer here.", "",
+               "| case | params | 4 KiB pieces | 64 KiB pieces |", "|---|---|---|---|"]
+        for p in sorted(part):
+            md.append(f"| {p[0]} | {p[1]} | {p[2]:.2f} | {p[3]:.2f} |")
+        md.append("")
+        w = min(part, key=lambda p: p[3])
+        targets.append(("Partial packing in 64 KiB pieces: >= 0.9 of whole-pack throughput",
+                        f"worst {w[3]:.2f} ({w[0]} {w[1]})", "", w[3] >= 0.9))
+
+    # ---- portability --------------------------------------------------------------------------------
+    port = defaultdict(lambda: defaultdict(dict))  # (layout, params) -> who -> construction -> ns
+    for label, t in idx.items():
+        for (suite, case, params, op), m in t.items():
+            if suite == "portability":
+                port[(case, params)]["ddtkit@" + label][op] = m["ddtkit"]
+                port[(case, params)][label][op] = m["mpi"]
+    if port:
+        md += ["## Performance portability", "", "Max / min pack time across the constructions of one layout "
+               "(1.00 = every construction equally fast).", "",
+               "| layout | params | ddtkit | MPICH | Open MPI | slowest ddtkit construction |", "|---|---|---|---|---|---|"]
+        worst = (0, None)
+        for (layout, params), who in sorted(port.items()):
+            ratio = {w: max(v.values()) / min(v.values()) for w, v in who.items()}
+            d = max(r for w, r in ratio.items() if w.startswith("ddtkit"))
+            slow = max(next(v for w, v in who.items() if w.startswith("ddtkit")).items(), key=lambda kv: kv[1])[0]
+            md.append(f"| {layout} | {params} | {d:.2f} | {fmt(ratio.get('MPICH'))} | {fmt(ratio.get('Open MPI'))} | {slow} |")
+            if d > worst[0]:
+                worst = (d, (layout, params, ratio))
+        md.append("")
+        if worst[1]:
+            l, p, r = worst[1]
+            targets.append(("Portability: max/min across constructions <= 1.10", f"worst {worst[0]:.2f} ({l} {p})",
+                            ", ".join(f"{k} {fmt(v)}" for k, v in r.items() if not k.startswith("ddtkit")), worst[0] <= 1.10))
+
+    # ---- commit ---------------------------------------------------------------------------------------
+    com = []
+    for label, rs in rows.items():
+        for r in rs:
+            if r["suite"] == "commit" and r["method"] == "ddtkit":
+                com.append((r["case"], r["params"], r["ns"] / 1e3, r.get("index_entries", 0), label))
+    if com:
+        best = {}
+        for c in com:  # the lower of the two runs' medians (the same ddtkit code, two processes)
+            k = (c[0], c[1])
+            if k not in best or c[2] < best[k][2]:
+                best[k] = c
+        md += ["## Commit cost", "", "Create + commit + free, median microseconds. Budget: 5 us + 20 ns per index-list entry.",
+               "", "| kernel | params | ddtkit us | MPICH us | Open MPI us | index entries | within budget |",
+               "|---|---|---|---|---|---|---|"]
+        fails = 0
+        for (case, params), c in sorted(best.items()):
+            peers = {l: t.get(("commit", case, params, "create+commit+free"), {}).get("mpi") for l, t in idx.items()}
+            budget = 5 + 0.02 * c[3]
+            ok = c[2] <= budget
+            fails += not ok
+            md.append(f"| {case} | {params} | {c[2]:.2f} | {fmt(peers.get('MPICH') and peers['MPICH'] / 1e3)} | "
+                      f"{fmt(peers.get('Open MPI') and peers['Open MPI'] / 1e3)} | {c[3]} | {'yes' if ok else 'NO'} |")
+        md.append("")
+        targets.append(("Commit: median create+commit < 5 us + 20 ns per index entry, every DDTBench type",
+                        f"{len(best) - fails} of {len(best)} within", "", fails == 0))
+
+    summary = ["## Summary: targets of issue 3", "", "| target | measured | peers | met |", "|---|---|---|---|"]
+    summary += [f"| {t} | {m} | {p} | {'yes' if ok else '**NO**'} |" for t, m, p, ok in targets]
+    md[6:6] = summary + [""]
+    with open(os.path.join(OUT, "report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    plots(sweep, kernels, port)
+    print("\n".join(summary))
+    print(f"\nreport: {os.path.join(OUT, 'report.md')}")
+
+
+def plots(sweep, kernels, port):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plots")
+        return
+    for payload, name in (("2 MiB", "sweep_in_cache.png"), ("64 MiB", "sweep_out_of_cache.png")):
+        bases = sorted({k[0] for k in sweep if k[1] == payload})
+        if not bases:
+            continue
+        fig, axes = plt.subplots(1, len(bases), figsize=(5 * len(bases), 4), sharey=True)
+        axes = axes if len(bases) > 1 else [axes]
+        for ax, base in zip(axes, bases):
+            keys = sorted(k for k in sweep if k[0] == base and k[1] == payload)
+            xs = [k[2] for k in keys]
+            series = {"ddtkit": [min(p["ddtkit"] for p in sweep[k].values()) for k in keys],
+                      "hand-written": [min(p["manual"] for p in sweep[k].values()) for k in keys]}
+            for label in ("MPICH", "Open MPI"):
+                series[label] = [sweep[k].get(label, {}).get("mpi", float("nan")) for k in keys]
+            for label, ys in series.items():
+                ax.plot(xs, ys, marker="o", label=label)
+            ax.axhline(1.0, color="gray", lw=0.8, ls="--")
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"vector of {base}, {payload} payload")
+            ax.set_xlabel("block bytes (stride 2 x block)")
+        axes[0].set_ylabel("throughput / memcpy")
+        axes[0].legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, name), dpi=110)
+        plt.close(fig)
+    if kernels:
+        names = sorted({k for k, op in kernels if op == "pack"})
+        fig, ax = plt.subplots(figsize=(12, 4.5))
+        w = 0.2
+        for i, (label, op) in enumerate((("MPICH", "pack"), ("Open MPI", "pack"), ("MPICH", "unpack"), ("Open MPI", "unpack"))):
+            ys = [gmean(kernels[(n, op)].get(label, [])) for n in names]
+            ax.bar([x + (i - 1.5) * w for x in range(len(names))], ys, w, label=f"{op} vs {label}")
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=30, ha="right")
+        ax.set_ylabel("speedup of ddtkit (geomean over sets)")
+        ax.legend(ncol=4, fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, "ddtbench_speedup.png"), dpi=110)
+        plt.close(fig)
+    if port:
+        keys = sorted(port)
+        fig, ax = plt.subplots(figsize=(12, 4))
+        whos = ["ddtkit", "MPICH", "Open MPI"]
+        for i, who in enumerate(whos):
+            ys = []
+            for k in keys:
+                vals = [v for w, v in port[k].items() if (w.startswith("ddtkit") if who == "ddtkit" else w == who)]
+                ys.append(max(max(v.values()) / min(v.values()) for v in vals) if vals else float("nan"))
+            ax.bar([x + (i - 1) * 0.27 for x in range(len(keys))], ys, 0.27, label=who)
+        ax.axhline(1.10, color="red", lw=0.8, ls="--", label="target 1.10")
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels([f"{l}\n{p}" for l, p in keys], fontsize=7)
+        ax.set_ylabel("max / min time across constructions")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, "portability.png"), dpi=110)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
