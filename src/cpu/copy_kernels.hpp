@@ -92,12 +92,14 @@ inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, in
   }
 }
 
-// Gather or scatter of count blocks of width W at table displacements base + e[i].disp.
+// Gather or scatter of table entries e[0..) that all are block `node` of width W, at most max of
+// them; stops at the first entry of another node and returns how many it moved. Finding the run
+// and moving it is one pass over the entries.
 template <bool Gather, int64_t W, class E>
-inline void table_blocks(char* seq, uintptr_t base, const E* e, int64_t w, int64_t count) {
+inline int64_t table_blocks(char* seq, uintptr_t base, const E* e, int64_t w, int64_t max, int64_t node) {
   const int64_t width = W ? W : w;
-#pragma GCC unroll 4
-  for (int64_t i = 0; i < count; ++i) {
+  int64_t i = 0;
+  for (; i < max && e[i].node == node; ++i) {
     char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(e[i].disp));
     if (W) {
       if (Gather)
@@ -111,17 +113,18 @@ inline void table_blocks(char* seq, uintptr_t base, const E* e, int64_t w, int64
     }
     seq += width;
   }
+  return i;
 }
 
 template <bool Gather, class E>
-inline void run_table(char* seq, uintptr_t base, const E* e, int64_t w, int64_t count) {
+inline int64_t run_table(char* seq, uintptr_t base, const E* e, int64_t w, int64_t max, int64_t node) {
   switch (w) {
 #define DDT_WIDTH(W) \
-  case W: return table_blocks<Gather, W>(seq, base, e, w, count);
+  case W: return table_blocks<Gather, W>(seq, base, e, w, max, node);
     DDT_WIDTH(1) DDT_WIDTH(2) DDT_WIDTH(4) DDT_WIDTH(8) DDT_WIDTH(12) DDT_WIDTH(16) DDT_WIDTH(24) DDT_WIDTH(32)
 #undef DDT_WIDTH
     default:
-      return table_blocks<Gather, 0>(seq, base, e, w, count);
+      return table_blocks<Gather, 0>(seq, base, e, w, max, node);
   }
 }
 

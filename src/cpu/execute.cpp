@@ -35,10 +35,10 @@ struct PackOp {
     out += w * count;
     return true;
   }
-  bool table(uintptr_t base, const ddt::Entry* e, int64_t count, int64_t w) {
-    ddt::run_table<true>(out, base, e, w, count);
-    out += w * count;
-    return true;
+  int64_t table(uintptr_t base, const ddt::Entry* e, int64_t max, int64_t w, int64_t node) {
+    int64_t n = ddt::run_table<true>(out, base, e, w, max, node);
+    out += w * n;
+    return n;
   }
 };
 
@@ -54,10 +54,10 @@ struct UnpackOp {
     in += w * count;
     return true;
   }
-  bool table(uintptr_t base, const ddt::Entry* e, int64_t count, int64_t w) {
-    ddt::run_table<false>(const_cast<char*>(in), base, e, w, count);
-    in += w * count;
-    return true;
+  int64_t table(uintptr_t base, const ddt::Entry* e, int64_t max, int64_t w, int64_t node) {
+    int64_t n = ddt::run_table<false>(const_cast<char*>(in), base, e, w, max, node);
+    in += w * n;
+    return n;
   }
 };
 
@@ -69,10 +69,11 @@ struct PieceByPiece {
       if (!static_cast<Self*>(this)->piece(p, w)) return false;
     return true;
   }
-  bool table(uintptr_t base, const ddt::Entry* e, int64_t count, int64_t w) {
-    for (int64_t i = 0; i < count; ++i)
-      if (!static_cast<Self*>(this)->piece(base + static_cast<uintptr_t>(e[i].disp), w)) return false;
-    return true;
+  int64_t table(uintptr_t base, const ddt::Entry* e, int64_t max, int64_t w, int64_t node) {
+    int64_t i = 0;
+    for (; i < max && e[i].node == node; ++i)
+      if (!static_cast<Self*>(this)->piece(base + static_cast<uintptr_t>(e[i].disp), w)) return -1;
+    return i;
   }
 };
 

@@ -11,7 +11,8 @@
 // array is full):
 //   op.piece(address, length)                  one contiguous piece
 //   op.blocks(address, stride, width, count)   count whole blocks of one width at a stride
-//   op.table(base, entries, count, width)      count whole blocks of one width at base + disp
+//   op.table(base, entries, max, width, node)  whole entries that are block `node`, at base + disp,
+//                                              at most max; returns how many (< 0: stop)
 // so that pack and unpack run a specialised loop over a whole run of equal blocks.
 #pragma once
 #include <algorithm>
@@ -65,16 +66,14 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
           lo == 0 ? first : std::upper_bound(first, last, lo, [](int64_t v, const Entry& x) { return v < x.prefix; }) - 1;
       while (e != last && lo < hi) {
         const Node& c = L.nodes[e->node];
-        if (c.kind == Kind::Block && lo == e->prefix) {
-          // A run of whole entries that are all this one block: one table call.
-          const Entry* r = e + 1;
-          while (r != last && r->node == e->node && r->prefix + c.size <= hi) ++r;
-          if (e->prefix + c.size <= hi) {
-            if (!op.table(base, e, r - e, c.size)) return false;
-            lo = e->prefix + (r - e) * c.size;
-            e = r;
-            continue;
-          }
+        if (c.kind == Kind::Block && lo == e->prefix && lo + c.size <= hi) {
+          // Whole entries that are all this one block: one table call moves the run.
+          const int64_t max = std::min<int64_t>(last - e, (hi - lo) / c.size);
+          const int64_t moved = op.table(base, e, max, c.size, e->node);
+          if (moved < 0) return false;
+          lo += moved * c.size;
+          e += moved;
+          continue;
         }
         int64_t off = lo - e->prefix, take = std::min(c.size - off, hi - lo);
         if (!walk_node(L, e->node, base + static_cast<uintptr_t>(e->disp), off, off + take, op)) return false;
