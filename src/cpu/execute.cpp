@@ -25,13 +25,17 @@ int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
 
 struct PackOp {
   char* out;
+  bool stream = false;  // output beyond the caches: non-temporal stores (copy_kernels.hpp)
   bool piece(uintptr_t p, int64_t n) {
     ddt::any_copy(out, reinterpret_cast<const char*>(p), n);
     out += n;
     return true;
   }
   bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-    ddt::run_blocks<true>(out, p, stride, w, count);
+    if (stream && w >= ddt::kStreamMinWidth)
+      ddt::stream_blocks<true>(out, p, stride, w, count);
+    else
+      ddt::run_blocks<true>(out, p, stride, w, count);
     out += w * count;
     return true;
   }
@@ -44,13 +48,17 @@ struct PackOp {
 
 struct UnpackOp {
   const char* in;
+  bool stream = false;
   bool piece(uintptr_t p, int64_t n) {
     ddt::any_copy(reinterpret_cast<char*>(p), in, n);
     in += n;
     return true;
   }
   bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-    ddt::run_blocks<false>(const_cast<char*>(in), p, stride, w, count);
+    if (stream && w >= ddt::kStreamMinWidth)
+      ddt::stream_blocks<false>(const_cast<char*>(in), p, stride, w, count);
+    else
+      ddt::run_blocks<false>(const_cast<char*>(in), p, stride, w, count);
     in += w * count;
     return true;
   }
@@ -124,8 +132,9 @@ int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, 
   if (int e = stream(type, incount, offset, &total)) return e;
   if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
   int64_t n = std::min(outsize, total - offset);
-  PackOp op{static_cast<char*>(outbuf)};
+  PackOp op{static_cast<char*>(outbuf), n >= ddt::kStreamBytes};
   ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(inbuf), offset, offset + n, op);
+  if (op.stream) ddt::stream_fence();
   *packed = n;
   return DDT_SUCCESS;
 }
@@ -136,8 +145,9 @@ int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount
   if (int e = stream(type, outcount, offset, &total)) return e;
   if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
   if (insize > total - offset) return DDT_ERR_TRUNCATE;
-  UnpackOp op{static_cast<const char*>(inbuf)};
+  UnpackOp op{static_cast<const char*>(inbuf), insize >= ddt::kStreamBytes};
   ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(outbuf), offset, offset + insize, op);
+  if (op.stream) ddt::stream_fence();
   *unpacked = insize;
   return DDT_SUCCESS;
 }
