@@ -22,6 +22,48 @@
 
 namespace ddt {
 
+// A short table of blocks repeated at a stride (a VEC of it, or a count of elements whose
+// layout it is: the Carpen-Amarie bucket/block/alternating units) runs as a double loop over a
+// copy of its (displacement, width) pairs, not as one recursive table walk per repetition.
+constexpr int64_t kSmallTable = 16;
+
+inline bool small_block_table(const Layout& L, const Node& s, int64_t disp[], int64_t width[]) {
+  if (s.kind != Kind::Seq || s.count > kSmallTable) return false;
+  const Entry* e = L.entries.data() + s.child;
+  for (int64_t j = 0; j < s.count; ++j) {
+    const Node& b = L.nodes[e[j].node];
+    if (b.kind != Kind::Block) return false;
+    disp[j] = e[j].disp;
+    width[j] = b.size;
+  }
+  return true;
+}
+
+// When a repetition's last block ends exactly where the next repetition's first block begins
+// (alternating A1, A2 with B2 = A2), the two are one piece: the rows are walked rotated by one
+// entry so that the pair moves as one block, as the flat description of the same layout does.
+template <class Op>
+bool table_rows(int64_t k, const int64_t disp[], const int64_t width[], uintptr_t p, int64_t stride, int64_t rows,
+                Op& op) {
+  const auto at = [](uintptr_t q, int64_t d) { return q + static_cast<uintptr_t>(d); };
+  if (k >= 2 && rows >= 2 && disp[k - 1] + width[k - 1] == stride + disp[0]) {
+    if (!op.piece(at(p, disp[0]), width[0])) return false;
+    const int64_t joined = width[k - 1] + width[0];
+    for (int64_t i = 0; i + 1 < rows; ++i, p += static_cast<uintptr_t>(stride)) {
+      for (int64_t j = 1; j + 1 < k; ++j)
+        if (!op.piece(at(p, disp[j]), width[j])) return false;
+      if (!op.piece(at(p, disp[k - 1]), joined)) return false;
+    }
+    for (int64_t j = 1; j < k; ++j)
+      if (!op.piece(at(p, disp[j]), width[j])) return false;
+    return true;
+  }
+  for (int64_t i = 0; i < rows; ++i, p += static_cast<uintptr_t>(stride))
+    for (int64_t j = 0; j < k; ++j)
+      if (!op.piece(at(p, disp[j]), width[j])) return false;
+  return true;
+}
+
 template <class Op>
 bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t hi, Op& op) {
   const Node& n = L.nodes[ni];
@@ -49,7 +91,16 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
         }
         return lo < hi ? op.piece(p, hi - lo) : true;  // a partial last block
       }
+      int64_t disp[kSmallTable], width[kSmallTable];
+      const bool rows = small_block_table(L, c, disp, width);
       while (lo < hi) {
+        if (rows && off == 0 && hi - lo >= cs) {
+          const int64_t r = (hi - lo) / cs;
+          if (!table_rows(c.count, disp, width, p, n.stride, r, op)) return false;
+          lo += r * cs;
+          p += step * static_cast<uintptr_t>(r);
+          continue;
+        }
         int64_t take = std::min(cs - off, hi - lo);
         if (!walk_node(L, n.child, p, off, off + take, op)) return false;
         lo += take;
@@ -109,7 +160,16 @@ bool walk(const Layout& L, int64_t ext, uintptr_t buf, int64_t lo, int64_t hi, O
     p += static_cast<uintptr_t>(ext) * static_cast<uintptr_t>(whole);
     return lo < hi ? op.piece(p, hi - lo) : true;
   }
+  int64_t disp[kSmallTable], width[kSmallTable];
+  const bool rows = small_block_table(L, L.nodes[L.root], disp, width);
   while (lo < hi) {
+    if (rows && off == 0 && hi - lo >= es) {
+      const int64_t r = (hi - lo) / es;
+      if (!table_rows(L.nodes[L.root].count, disp, width, base + static_cast<uintptr_t>(k * ext), ext, r, op)) return false;
+      lo += r * es;
+      k += r;
+      continue;
+    }
     int64_t take = std::min(es - off, hi - lo);
     if (!walk_node(L, L.root, base + static_cast<uintptr_t>(k * ext), off, off + take, op)) return false;
     lo += take;

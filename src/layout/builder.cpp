@@ -20,6 +20,9 @@
 //              appears once, so struct-of-tables becomes one table; a large SEQ repeated at
 //              irregular places stays shared, which keeps memory proportional to the
 //              description.
+//   seq-period e_0 .. e_{m-1} with e_{i+k} = e_i shifted by P for every i (2 <= k <= 16, at least
+//              3 repetitions) = VEC(m / k, P, SEQ(e_0 .. e_{k-1})) followed by the rest, so one
+//              long indexed table of a repeating pattern meets contiguous(c, unit)
 //   seq-1      SEQ with one entry                = that entry
 //
 // Structurally equal nodes are interned to one index, so equality of subtrees is equality of
@@ -271,6 +274,7 @@ Placed Builder::seq(std::vector<Placed> items) {
   }
   if (items.empty()) return {};
   if (items.size() == 1) return items[0];  // seq-1
+  if (Placed r = period(items); r.node >= 0) return r;
   std::vector<Entry> es;
   es.reserve(items.size());
   int64_t base = items[0].disp, size = 0, lo = INT64_MAX, hi = INT64_MIN;
@@ -291,6 +295,25 @@ Placed Builder::seq(std::vector<Placed> items) {
   }
   Node n{Kind::Seq, size, static_cast<int64_t>(es.size()), 0, 0, lo, hi};
   return {base, intern(n, &es)};
+}
+
+Placed Builder::period(const std::vector<Placed>& items) {
+  const size_t m = items.size();
+  for (size_t k = 2; k <= 16 && 3 * k <= m; ++k) {
+    const int64_t P = items[k].disp - items[0].disp;
+    size_t i = 0;
+    for (; i + k < m; ++i)
+      if (items[i + k].node != items[i].node || items[i + k].disp - items[i].disp != P) break;
+    if (i + k < m && i < 2 * k) continue;  // fewer than 3 whole repetitions before it breaks
+    const size_t reps = (i + k) / k;
+    if (reps < 3) continue;
+    Placed unit = seq(std::vector<Placed>(items.begin(), items.begin() + k));
+    std::vector<Placed> rest{vec(reps, P, unit)};
+    rest.insert(rest.end(), items.begin() + reps * k, items.end());
+    if (error_) return {};
+    return rest.size() == 1 ? rest[0] : seq(std::move(rest));
+  }
+  return {};
 }
 
 std::shared_ptr<const Layout> Builder::finish(Placed root) {

@@ -37,6 +37,8 @@ class Builder {
  private:
   int64_t intern(Node n, const std::vector<Entry>* entries);
   bool same(int64_t idx, const Node& n, const std::vector<Entry>* entries) const;
+  // seq-period: items as repetitions of a short pattern, or an empty Placed.
+  Placed period(const std::vector<Placed>& items);
   // node as n copies of child at a stride: a VEC, or a pair SEQ of one node (vec-2).
   bool as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const;
   std::vector<Node> nodes_;
