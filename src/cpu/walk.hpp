@@ -112,12 +112,14 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
     case Kind::Seq: {
       const Entry* first = L.entries.data() + n.child;
       const Entry* last = first + n.count;
+      const int64_t* pre = L.prefix.data() + n.child;  // pre[j]: stream bytes before entry j
       // The entry holding byte lo: the last whose prefix is <= lo (no search from the start).
-      const Entry* e =
-          lo == 0 ? first : std::upper_bound(first, last, lo, [](int64_t v, const Entry& x) { return v < x.prefix; }) - 1;
+      int64_t j = lo == 0 ? 0 : std::upper_bound(pre, pre + n.count, lo) - pre - 1;
+      const Entry* e = first + j;
       while (e != last && lo < hi) {
         const Node& c = L.nodes[e->node];
-        if (c.kind == Kind::Block && lo == e->prefix && lo + c.size <= hi) {
+        const int64_t at = pre[e - first];
+        if (c.kind == Kind::Block && lo == at && lo + c.size <= hi) {
           // Whole entries that are all this one block: one table call moves the run.
           const int64_t max = std::min<int64_t>(last - e, (hi - lo) / c.size);
           const int64_t moved = op.table(base, e, max, c.size, e->node);
@@ -126,7 +128,7 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
           e += moved;
           continue;
         }
-        int64_t off = lo - e->prefix, take = std::min(c.size - off, hi - lo);
+        int64_t off = lo - at, take = std::min(c.size - off, hi - lo);
         if (!walk_node(L, e->node, base + static_cast<uintptr_t>(e->disp), off, off + take, op)) return false;
         lo += take;
         ++e;

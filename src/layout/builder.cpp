@@ -78,9 +78,9 @@ int64_t Builder::intern(Node n, const std::vector<Entry>* entries) {
   if (entries) {
     n.child = static_cast<int64_t>(entries_.size());
     int64_t prefix = 0;
-    for (Entry e : *entries) {
+    for (const Entry& e : *entries) {
       d = std::max(d, 1 + depth_[e.node]);
-      e.prefix = prefix;
+      prefix_.push_back(prefix);
       prefix += nodes_[e.node].size;
       entries_.push_back(e);
     }
@@ -145,7 +145,7 @@ Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
     p.node = cc;
   }
   if (count == 2) {  // vec-2
-    std::vector<Entry> pair{{0, p.node, 0}, {stride, p.node, 0}};
+    std::vector<Entry> pair{{0, p.node}, {stride, p.node}};
     const Node& g = nodes_[p.node];
     int64_t lo = std::min(g.lo, ck.add(stride, g.lo)), hi = std::max(g.hi, ck.add(stride, g.hi));
     ck.sub(hi, lo);
@@ -281,7 +281,7 @@ Placed Builder::seq(std::vector<Placed> items) {
   for (const Placed& it : items) {
     const Node& n = nodes_[it.node];
     int64_t d = ck.sub(it.disp, base);
-    es.push_back({d, it.node, 0});
+    es.push_back({d, it.node});
     size = ck.add(size, n.size);
     lo = std::min(lo, ck.add(d, n.lo));
     hi = std::max(hi, ck.add(d, n.hi));
@@ -321,6 +321,7 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
   if (root.node < 0) return out;
   out->nodes.reserve(nodes_.size());
   out->entries.reserve(entries_.size());
+  out->prefix.reserve(entries_.size());
   // Iterative post-order DFS (depth is bounded, but tables can be wide).
   std::vector<int64_t> newidx(nodes_.size(), -1);
   struct Frame {
@@ -346,6 +347,7 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
           Entry en = entries_[n.child + e];
           en.node = newidx[en.node];
           out->entries.push_back(en);
+          out->prefix.push_back(prefix_[n.child + e]);
         }
       }
       newidx[f.node] = static_cast<int64_t>(out->nodes.size());

@@ -43,6 +43,7 @@ class Builder {
   bool as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const;
   std::vector<Node> nodes_;
   std::vector<Entry> entries_;
+  std::vector<int64_t> prefix_;  // parallel to entries_
   std::vector<int> depth_;
   // Hash-consing: open addressing over node indices (-1 = empty), keyed by a structural hash.
   // Constructors intern a node per table entry, so this must cost no allocation per lookup.

@@ -80,8 +80,10 @@ int decode_layout(Reader& r, Layout& L) {
     return DDT_ERR_CORRUPT;
   L.nodes.clear();
   L.entries.clear();
+  L.prefix.clear();
   L.nodes.reserve(nn);
   L.entries.reserve(ne);
+  L.prefix.reserve(ne);
   std::vector<int> depth;
   depth.reserve(nn);
   Checked ck;
@@ -115,7 +117,7 @@ int decode_layout(Reader& r, Layout& L) {
           uint64_t node;
           if (!r.s(e.disp) || !r.u(node) || node >= i || (j == 0 && e.disp != 0)) return DDT_ERR_CORRUPT;
           e.node = static_cast<int64_t>(node);
-          e.prefix = n.size;
+          L.prefix.push_back(n.size);
           const Node& g = L.nodes[node];
           n.size = ck.add(n.size, g.size);
           n.lo = std::min(n.lo, ck.add(e.disp, g.lo));

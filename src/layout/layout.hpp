@@ -33,15 +33,17 @@ struct Node {
   int64_t lo, hi;  // true byte range of one instance, relative to its own position
 };
 
+// 16 bytes: a table walk reads these and nothing else per entry (the prefix sums, needed only
+// to seek, live in their own array).
 struct Entry {
-  int64_t disp;    // bytes from the Seq's position
+  int64_t disp;  // bytes from the Seq's position
   int64_t node;
-  int64_t prefix;  // packed bytes of the Seq before this entry
 };
 
 struct Layout {
   std::vector<Node> nodes;
   std::vector<Entry> entries;
+  std::vector<int64_t> prefix;  // per entry: packed bytes of its Seq before it
   int64_t root = -1;  // -1: no data
   int64_t disp = 0;   // position of the root relative to the buffer
   int64_t size() const { return root < 0 ? 0 : nodes[root].size; }
