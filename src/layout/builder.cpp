@@ -191,6 +191,9 @@ Placed Builder::seq(std::vector<Placed> items) {
   items.erase(std::remove_if(items.begin(), items.end(), [](const Placed& p) { return p.node < 0; }),
               items.end());
   Checked ck;
+  // Stops when an even and an odd pass in a row changed nothing (an even pass alone suffices
+  // when no item is a run): runs formed by one pass get seen whole by the next even pass.
+  int quiet = 0;
   for (int pass = 0; pass < 64 && items.size() > 1; ++pass) {
     bool changed = false, saw_run = false, saw_seq = false;
     // Even passes see each item whole (struct of identical members -> VEC of that member);
@@ -248,8 +251,13 @@ Placed Builder::seq(std::vector<Placed> items) {
     for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
     // A pair (vec-2) that merged nothing is two singles again: flattened below.
     if (error_) return {};  // vec overflowed: no item may be read after this
-    if (!changed && !unpack && saw_run) continue;  // the odd pass may still find runs
-    if (!changed && saw_seq) {  // seq-flat, once the merges have found what they can at this level
+    if (changed) {
+      quiet = 0;
+      continue;
+    }
+    quiet = !unpack && !saw_run ? 2 : quiet + 1;
+    if (quiet < 2) continue;
+    if (saw_seq) {  // seq-flat, once the merges have found what they can at this level
       std::unordered_map<int64_t, int> uses;  // counted for SEQ items only: tables have none
       for (const Placed& it : items)
         if (nodes_[it.node].kind == Kind::Seq) ++uses[it.node];
@@ -267,6 +275,7 @@ Placed Builder::seq(std::vector<Placed> items) {
       items.swap(flat);
     }
     if (!changed) break;
+    quiet = 0;
   }
   if (ck.overflow) {
     error_ = DDT_ERR_OVERFLOW;

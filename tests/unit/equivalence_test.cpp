@@ -89,6 +89,18 @@ TEST(Equivalence, StructOfRegularIdenticalMembers) {
   same("struct of 4 x vector(3,1,4,float) at 0,100,200,300 = hvector(4, 1, 100 B, same)", {h, s});
 }
 
+TEST(Equivalence, FlatTableOfTwoLevelPattern) {
+  // 3 groups of 3 ints, 10 ints apart inside a group, groups 100 ints apart, listed flat.
+  std::vector<int64_t> bl(9, 1), d;
+  for (int g = 0; g < 3; ++g)
+    for (int i = 0; i < 3; ++i) d.push_back(100 * g + 10 * i);
+  ddt_type flat, inner = V(3, 1, 10, DDT_INT);
+  ddt_type_indexed(9, bl.data(), d.data(), DDT_INT, &flat);
+  ddt_type nested = HV(3, 1, 400, inner);
+  ddt_type_free(&inner);
+  same("indexed of a two-level regular pattern = hvector(3, 1, 400 B, vector(3, 1, 10, int))", {nested, flat});
+}
+
 TEST(Equivalence, ResizedKeepingBounds) {
   ddt_type v = V(3, 2, 4, DDT_INT);
   int64_t lb, ext;
