@@ -233,7 +233,7 @@ Placed Builder::seq(std::vector<Placed> items) {
         }
       }
       // seq-run: three singles of one node at one stride start a run.
-      if (r.n == 1 && i + 2 < items.size()) {
+      if (r.n == 1 && i + 2 < items.size() && items[i + 1].node == items[i].node && items[i + 2].node == items[i].node) {
         Run b = single(i + 1), c = single(i + 2);
         if (b.n == 1 && c.n == 1 && b.node == r.node && c.node == r.node) {
           int64_t s = ck.sub(b.disp, r.disp);
@@ -247,8 +247,10 @@ Placed Builder::seq(std::vector<Placed> items) {
       }
       runs.push_back(r);
     }
-    items.clear();
-    for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
+    if (changed) {  // unchanged, the runs are the items as they were
+      items.clear();
+      for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
+    }
     // A pair (vec-2) that merged nothing is two singles again: flattened below.
     if (error_) return {};  // vec overflowed: no item may be read after this
     if (changed) {
