@@ -72,24 +72,29 @@ inline void any_copy(char* d, const char* s, int64_t n) {
     std::memcpy(d, s, n);
 }
 
-// Gather (pack: strided source, sequential destination) or scatter (unpack: the reverse) of
-// count blocks of width W (W > 0 fixed at compile time; W == 0 means the runtime width w).
+// Moves one block between the packed stream (seq) and the user's buffer (at): gather for pack,
+// scatter for unpack; width W fixed at compile time, or the runtime width w when W == 0.
+template <bool Gather, int64_t W>
+inline void move_block(char* seq, char* at, int64_t w) {
+  if (W) {
+    if (Gather)
+      std::memcpy(seq, at, W);
+    else
+      std::memcpy(at, seq, W);
+  } else if (Gather) {
+    any_copy(seq, at, w);
+  } else {
+    any_copy(at, seq, w);
+  }
+}
+
+// count blocks of one width at a stride.
 template <bool Gather, int64_t W>
 inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
   const int64_t width = W ? W : w;
 #pragma GCC unroll 4
   for (int64_t i = 0; i < count; ++i) {
-    char* strided = reinterpret_cast<char*>(p);
-    if (W) {
-      if (Gather)
-        std::memcpy(seq, strided, W);
-      else
-        std::memcpy(strided, seq, W);
-    } else if (Gather) {
-      any_copy(seq, strided, width);
-    } else {
-      any_copy(strided, seq, width);
-    }
+    move_block<Gather, W>(seq, reinterpret_cast<char*>(p), width);
     seq += width;
     p += static_cast<uintptr_t>(stride);
   }
@@ -102,17 +107,7 @@ template <bool Gather, int64_t W, class E>
 inline int64_t table_blocks(char* seq, uintptr_t base, const E* e, int64_t w, int64_t max, int64_t node) {
   const int64_t width = W ? W : w;
   const auto one = [&](int64_t i) {
-    char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(e[i].disp));
-    if (W) {
-      if (Gather)
-        std::memcpy(seq, at, W);
-      else
-        std::memcpy(at, seq, W);
-    } else if (Gather) {
-      any_copy(seq, at, width);
-    } else {
-      any_copy(at, seq, width);
-    }
+    move_block<Gather, W>(seq, reinterpret_cast<char*>(base + static_cast<uintptr_t>(e[i].disp)), width);
     seq += width;
   };
   int64_t i = 0;

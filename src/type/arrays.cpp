@@ -8,6 +8,9 @@
 #include "layout/builder.hpp"
 #include "type/derive.hpp"
 #include "util/checked.hpp"
+#include "util/guarded.hpp"
+
+using ddt::guarded;
 
 namespace {
 
@@ -46,15 +49,6 @@ int finish_array(int combiner, std::vector<int64_t> ints, ddt_type oldtype, ddt:
   }
   *newtype = t;
   return DDT_SUCCESS;
-}
-
-template <class F>
-int guarded(F f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return DDT_ERR_NO_MEM;
-  }
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include "type/derive.hpp"
 #include "util/checked.hpp"
+#include "util/guarded.hpp"
+
+using ddt::guarded;
 
 using ddt::Part;
 
@@ -16,15 +19,6 @@ int check_table(int64_t count, const void* a, const void* b) {
   if (count < 0) return DDT_ERR_COUNT;
   if (count > 0 && (!a || !b)) return DDT_ERR_ARG;
   return DDT_SUCCESS;
-}
-
-template <class F>
-int guarded(F f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return DDT_ERR_NO_MEM;
-  }
 }
 
 // indexed / hindexed / indexed_block / hindexed_block share this: per-block lengths (or one
