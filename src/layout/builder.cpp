@@ -191,10 +191,25 @@ Placed Builder::seq(std::vector<Placed> items) {
   items.erase(std::remove_if(items.begin(), items.end(), [](const Placed& p) { return p.node < 0; }),
               items.end());
   Checked ck;
+  // A table of plain blocks with no touching neighbours and no three at one stride is already
+  // what every pass below would leave it: the usual random index list skips them.
+  const auto settled = [&] {
+    for (size_t i = 0; i < items.size(); ++i) {
+      Checked c;
+      if (nodes_[items[i].node].kind != Kind::Block) return false;
+      if (i > 0 && c.add(items[i - 1].disp, nodes_[items[i - 1].node].size) == items[i].disp) return false;
+      if (i + 2 < items.size() && items[i + 1].node == items[i].node && items[i + 2].node == items[i].node &&
+          c.sub(items[i + 1].disp, items[i].disp) == c.sub(items[i + 2].disp, items[i + 1].disp))
+        return false;
+      if (c.overflow) return false;  // the passes below report it
+    }
+    return true;
+  };
   // Stops when an even and an odd pass in a row changed nothing (an even pass alone suffices
   // when no item is a run): runs formed by one pass get seen whole by the next even pass.
   int quiet = 0;
   for (int pass = 0; pass < 64 && items.size() > 1; ++pass) {
+    if (quiet == 0 && settled()) break;  // at the start, and after each change
     bool changed = false, saw_run = false, saw_seq = false;
     // Even passes see each item whole (struct of identical members -> VEC of that member);
     // odd passes see a VEC item as a run of its child (runs that continue each other merge).
