@@ -54,7 +54,8 @@ test-release: build
 test-asan: build-asan
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure
 
-# A short run of each fuzz target, seeded with serialized random types; FUZZ_SECONDS=600 for a
+# A short run of each fuzz target, seeded with serialized random types and replaying the inputs
+# that once crashed (tests/fuzz/regressions, read-only here); FUZZ_SECONDS=600 for a
 # long one. A crash fails the target (libFuzzer exits non-zero) and leaves its input in build-fuzz/.
 fuzz: build-fuzz
 	@mkdir -p fuzz-corpus/deserialize fuzz-corpus/constructors
@@ -62,7 +63,7 @@ fuzz: build-fuzz
 	@for f in deserialize constructors; do \
 	  echo "fuzz_$$f: $(FUZZ_SECONDS) s"; \
 	  build-fuzz/tests/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build-fuzz/ \
-	    fuzz-corpus/$$f > build-fuzz/fuzz_$$f.log 2>&1 || { tail -40 build-fuzz/fuzz_$$f.log; exit 1; }; \
+	    fuzz-corpus/$$f tests/fuzz/regressions > build-fuzz/fuzz_$$f.log 2>&1 || { tail -40 build-fuzz/fuzz_$$f.log; exit 1; }; \
 	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz_$$f.log; \
 	done
 

@@ -326,10 +326,12 @@ Placed Builder::seq(std::vector<Placed> items) {
 Placed Builder::period(const std::vector<Placed>& items) {
   const size_t m = items.size();
   for (size_t k = 2; k <= 16 && 3 * k <= m; ++k) {
-    const int64_t P = items[k].disp - items[0].disp;
+    Checked ck;  // displacements may span the whole int64 range: differences are checked
+    const int64_t P = ck.sub(items[k].disp, items[0].disp);
+    if (ck.overflow) continue;
     size_t i = 0;
     for (; i + k < m; ++i)
-      if (items[i + k].node != items[i].node || items[i + k].disp - items[i].disp != P) break;
+      if (items[i + k].node != items[i].node || ck.sub(items[i + k].disp, items[i].disp) != P || ck.overflow) break;
     if (i + k < m && i < 2 * k) continue;  // fewer than 3 whole repetitions before it breaks
     const size_t reps = (i + k) / k;
     if (reps < 3) continue;
