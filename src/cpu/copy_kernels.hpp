@@ -6,12 +6,15 @@
 //   other widths up to 64 B use two overlapping moves of the largest power of two below them;
 //   wider blocks use memcpy, whose large-copy path is the best this machine has.
 //
-// Cost model, measured on this project's machines (AMD EPYC, 2 cores; bench/ddt_bench --suite
-// vector, in cache, stride = 2 x block; ratio to memcpy of the same payload):
-//   width 8 B : fixed loop 0.55, memcpy-per-block 0.22   -> fixed
-//   width 64 B: fixed loop 0.93, memcpy-per-block 0.61   -> fixed
-//   width 512 B and up: memcpy-per-block >= 0.95         -> memcpy
-// The numbers are refreshed by `make bench`; the thresholds below follow them.
+// Cost model. The choice is by width alone, because width decides the instruction sequence:
+// fixed moves below 64 B (no call, no length test per block), overlapping moves to 256 B, memcpy
+// above. What `make bench` measured with it at 3149834 (AMD EPYC, 2 cores; vector sweep, stride
+// 2 x block, fraction of memcpy of the same payload, in L3): 8 B 0.55-0.63, 16-256 B 0.64-0.70,
+// 512 B-8 KiB 0.70-0.88, 64 KiB 0.85-0.92 -- level with Open MPI from 16 B up (its best case), so
+// the plateau is the memory system's, not the loop's: with a gap as wide as the block, the
+// prefetchers also fetch the gap lines, and (payload + gap read + payload written) over
+// (2 x payload) predicts ~0.67. A per-width alternative (memcpy per block, SIMD gathers for
+// 1-8 B) has not been measured yet; that is the next experiment for the small widths.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -169,8 +172,10 @@ inline void stream_fence() {
 }
 
 // Blocks of at least this many bytes stream when the whole output is past kStreamBytes.
-// Measured (bench sweep, 64 MiB payload, stride 2 x block): streaming lifts 64 B..64 KiB blocks
-// from 0.45-0.64 of memcpy; below 64 B the partial-line stores cost more than they save.
+// Measured (bench sweep, 64 MiB payload, stride 2 x block, fraction of memcpy): 64 B blocks
+// 0.45-0.64 -> 0.83-0.92 and 64 KiB blocks -> 0.92-1.18 with streaming; 512 B-4 KiB blocks stay
+// at 0.45-0.69 either way (not understood yet). Below 64 B a stream store covers less than a
+// line, so 64 B is the threshold (not measured below it).
 constexpr int64_t kStreamMinWidth = 64;
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 
