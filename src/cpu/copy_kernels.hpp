@@ -24,32 +24,27 @@
 
 namespace ddt {
 
-// Copies n <= 64 bytes with at most two overlapping moves per power-of-two class.
+// Copies N <= n <= 2N bytes as two moves of N that overlap in the middle; both are loaded before
+// either is stored.
+template <int N>
+inline void overlap_move(char* d, const char* s, int64_t n) {
+  char a[N], b[N];
+  std::memcpy(a, s, N);
+  std::memcpy(b, s + n - N, N);
+  std::memcpy(d, a, N);
+  std::memcpy(d + n - N, b, N);
+}
+
+// Copies n <= 64 bytes with at most two overlapping moves of the largest power of two <= n.
 inline void small_copy(char* d, const char* s, int64_t n) {
   if (n >= 32) {
-    char a[32], b[32];
-    std::memcpy(a, s, 32);
-    std::memcpy(b, s + n - 32, 32);
-    std::memcpy(d, a, 32);
-    std::memcpy(d + n - 32, b, 32);
+    overlap_move<32>(d, s, n);
   } else if (n >= 16) {
-    char a[16], b[16];
-    std::memcpy(a, s, 16);
-    std::memcpy(b, s + n - 16, 16);
-    std::memcpy(d, a, 16);
-    std::memcpy(d + n - 16, b, 16);
+    overlap_move<16>(d, s, n);
   } else if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, s, 8);
-    std::memcpy(&b, s + n - 8, 8);
-    std::memcpy(d, &a, 8);
-    std::memcpy(d + n - 8, &b, 8);
+    overlap_move<8>(d, s, n);
   } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + n - 4, 4);
-    std::memcpy(d, &a, 4);
-    std::memcpy(d + n - 4, &b, 4);
+    overlap_move<4>(d, s, n);
   } else if (n > 0) {
     char a = s[0], b = s[n - 1], c = s[n / 2];
     d[0] = a;

@@ -64,6 +64,27 @@ bool table_rows(int64_t k, const int64_t disp[], const int64_t width[], uintptr_
   return true;
 }
 
+// Stream bytes [lo, hi) of equal blocks of width w placed at p + i*stride (block i holds stream
+// bytes [i*w, (i+1)*w)): a partial first block, the whole ones as one run, a partial last block.
+template <class Op>
+bool block_range(uintptr_t p, int64_t stride, int64_t w, int64_t lo, int64_t hi, Op& op) {
+  const int64_t i = lo / w, off = lo - i * w;
+  p += static_cast<uintptr_t>(i * stride);
+  if (off) {
+    int64_t take = std::min(w - off, hi - lo);
+    if (!op.piece(p + static_cast<uintptr_t>(off), take)) return false;
+    lo += take;
+    p += static_cast<uintptr_t>(stride);
+  }
+  const int64_t whole = (hi - lo) / w;
+  if (whole > 0) {
+    if (!op.blocks(p, stride, w, whole)) return false;
+    lo += whole * w;
+    p += static_cast<uintptr_t>(stride) * static_cast<uintptr_t>(whole);
+  }
+  return lo < hi ? op.piece(p, hi - lo) : true;
+}
+
 template <class Op>
 bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t hi, Op& op) {
   const Node& n = L.nodes[ni];
@@ -73,24 +94,10 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
     case Kind::Vec: {
       const Node& c = L.nodes[n.child];
       const int64_t cs = c.size;
+      if (c.kind == Kind::Block) return block_range(base, n.stride, cs, lo, hi, op);  // the common leaf
       int64_t i = lo / cs, off = lo - i * cs;
       uintptr_t p = base + static_cast<uintptr_t>(i * n.stride);
       const uintptr_t step = static_cast<uintptr_t>(n.stride);
-      if (c.kind == Kind::Block) {  // the common leaf: strided blocks
-        if (off) {  // a partial first block
-          int64_t take = std::min(cs - off, hi - lo);
-          if (!op.piece(p + static_cast<uintptr_t>(off), take)) return false;
-          lo += take;
-          p += step;
-        }
-        int64_t whole = (hi - lo) / cs;
-        if (whole > 0) {
-          if (!op.blocks(p, n.stride, cs, whole)) return false;
-          lo += whole * cs;
-          p += step * static_cast<uintptr_t>(whole);
-        }
-        return lo < hi ? op.piece(p, hi - lo) : true;  // a partial last block
-      }
       int64_t disp[kSmallTable], width[kSmallTable];
       const bool rows = small_block_table(L, c, disp, width);
       while (lo < hi) {
@@ -147,21 +154,8 @@ bool walk(const Layout& L, int64_t ext, uintptr_t buf, int64_t lo, int64_t hi, O
   const int64_t es = L.size();
   const uintptr_t base = buf + static_cast<uintptr_t>(L.disp);
   if (L.contiguous() && ext == es) return op.piece(base + static_cast<uintptr_t>(lo), hi - lo);
+  if (L.contiguous()) return block_range(base, ext, es, lo, hi, op);  // elements are single blocks
   int64_t k = lo / es, off = lo - k * es;
-  if (L.contiguous()) {  // elements are single blocks: one run of blocks at the extent
-    uintptr_t p = base + static_cast<uintptr_t>(k * ext);
-    if (off) {
-      int64_t take = std::min(es - off, hi - lo);
-      if (!op.piece(p + static_cast<uintptr_t>(off), take)) return false;
-      lo += take;
-      p += static_cast<uintptr_t>(ext);
-    }
-    int64_t whole = (hi - lo) / es;
-    if (whole > 0 && !op.blocks(p, ext, es, whole)) return false;
-    lo += whole * es;
-    p += static_cast<uintptr_t>(ext) * static_cast<uintptr_t>(whole);
-    return lo < hi ? op.piece(p, hi - lo) : true;
-  }
   int64_t disp[kSmallTable], width[kSmallTable];
   const bool rows = small_block_table(L, L.nodes[L.root], disp, width);
   while (lo < hi) {

@@ -50,6 +50,16 @@ int table(int combiner, int64_t count, const int64_t* bls, int64_t bl_all, const
   });
 }
 
+// resized and dup keep their old type's typemap: the same size, alignment, true bounds and
+// (shared, not copied) layout.
+void inherit_typemap(ddt_type t, ddt_type old) {
+  t->size = old->size;
+  t->align = old->align;
+  t->layout = old->layout;
+  t->true_lb = old->true_lb;
+  t->true_ub = old->true_ub;
+}
+
 }  // namespace
 
 extern "C" {
@@ -144,15 +154,11 @@ int ddt_type_resized(ddt_type oldtype, int64_t lb, int64_t extent, ddt_type* new
   return guarded([&] {
     ddt_type t = ddt::new_derived(DDT_COMBINER_RESIZED, {}, {lb, extent}, {oldtype});
     if (!t) return static_cast<int>(DDT_ERR_NO_MEM);
-    t->size = oldtype->size;
-    t->align = oldtype->align;
+    inherit_typemap(t, oldtype);
     t->lb = lb;
     t->ub = ub;
     t->lb_marker = t->ub_marker = true;
     t->has_entries = true;
-    t->layout = oldtype->layout;  // same typemap: the layout is shared, not copied
-    t->true_lb = oldtype->true_lb;
-    t->true_ub = oldtype->true_ub;
     *newtype = t;
     return static_cast<int>(DDT_SUCCESS);
   });
@@ -164,16 +170,12 @@ int ddt_type_dup(ddt_type oldtype, ddt_type* newtype) {
   return guarded([&] {
     ddt_type t = ddt::new_derived(DDT_COMBINER_DUP, {}, {}, {oldtype});
     if (!t) return static_cast<int>(DDT_ERR_NO_MEM);
-    t->size = oldtype->size;
-    t->align = oldtype->align;
+    inherit_typemap(t, oldtype);
     t->lb = oldtype->lb;
     t->ub = oldtype->ub;
     t->lb_marker = oldtype->lb_marker;
     t->ub_marker = oldtype->ub_marker;
     t->has_entries = oldtype->has_entries;
-    t->layout = oldtype->layout;
-    t->true_lb = oldtype->true_lb;
-    t->true_ub = oldtype->true_ub;
     t->committed = oldtype->committed.load();  // MPI: a dup of a committed type is committed
     *newtype = t;
     return static_cast<int>(DDT_SUCCESS);
