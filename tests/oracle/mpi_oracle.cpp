@@ -29,11 +29,6 @@
 
 namespace {
 
-const char* kind_name(int k) {
-  static const char* n[] = {"basic", "contig", "vector", "hvector", "indexed", "hindexed", "indexed_block",
-                            "hindexed_block", "struct", "subarray", "darray", "resized", "dup"};
-  return n[k];
-}
 
 std::map<std::string, int> bound_conventions;  // "kind: mpi (lb,ext) vs standard" counts
 std::string rejected;  // set when the MPI refuses a constructor call that MPI-4.1 allows

@@ -187,12 +187,16 @@ ddt_type build_ddt(const TNode& t, int* err) {
   return out;
 }
 
-std::string describe(const TNode& t) {
+const char* kind_name(TNode::Kind k) {
   static const char* names[] = {"basic", "contig", "vector", "hvector", "indexed", "hindexed",
                                 "indexed_block", "hindexed_block", "struct", "subarray", "darray",
                                 "resized", "dup"};
+  return names[k];
+}
+
+std::string describe(const TNode& t) {
   std::ostringstream s;
-  s << names[t.kind] << "(";
+  s << kind_name(t.kind) << "(";
   switch (t.kind) {
     case TNode::Basic: s << t.basic; break;
     case TNode::Resized: s << "lb " << t.lb << ", ext " << t.extent << ", "; break;

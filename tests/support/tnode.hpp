@@ -28,4 +28,6 @@ struct TNode {
   int64_t ov_lb = 0, ov_extent = 0;
 };
 
+// The constructor's name ("vector", "struct", ...) and a one-line description of a tree.
+const char* kind_name(TNode::Kind k);
 std::string describe(const TNode& t);
