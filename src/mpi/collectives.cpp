@@ -1,0 +1,486 @@
+// The collectives applications use with derived types, blocking and non-blocking: Bcast,
+// Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), and their I-forms.
+//
+// Each is written once: a Coll holds both sides, the byte counts and displacements handed to
+// the MPI (they must outlive a non-blocking call: the MPI may read them until it completes) and
+// the ranges of the receive stream to unpack afterwards. The chunk of peer i in an element-unit
+// collective is elements [i*count, (i+1)*count) of the buffer, i.e. packed bytes
+// [i*count*size, ...): one staging buffer per side holds every chunk at that position, so v-forms
+// keep their displacements (scaled from extents to packed sizes) and MPI_IN_PLACE chunks are
+// simply not unpacked (or, for alltoall, packed first). A side whose type is Pass, or whose
+// displacements are negative, goes to the MPI with the user's own arguments.
+#include <algorithm>
+
+#include "mpi/shim.hpp"
+
+using namespace ddtmpi;
+
+namespace {
+
+struct Coll {
+  Side s, r;
+  std::vector<int> sc, sd, rc, rd;      // byte counts and displacements of v- and w-forms
+  std::vector<MPI_Datatype> st, rt;     // w-form types (MPI_BYTE where converted)
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, bytes) of r to unpack after
+};
+using CollRef = std::shared_ptr<Coll>;
+
+struct Group {
+  bool inter;
+  int me, peers;  // peers: the group the data goes to or comes from
+};
+Group group(MPI_Comm comm) {
+  int inter = 0, me = 0, n = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  PMPI_Comm_rank(comm, &me);
+  if (inter) PMPI_Comm_remote_size(comm, &n);
+  else PMPI_Comm_size(comm, &n);
+  return {inter != 0, me, n};
+}
+
+void as_is(Side& x, const void* buf, int64_t count, MPI_Datatype dt) {
+  x.user = buf, x.count = count, x.dt = dt;
+}
+
+// A per-peer count for the MPI: bytes where the side is converted.
+int per(const Side& x, int count) { return x.converted() ? static_cast<int>(count * x.info->size) : count; }
+
+// Elements a v-form buffer spans (max of displ + count), or -1 if a displacement is negative.
+int64_t span(int n, const int counts[], const int displs[]) {
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    if (displs[i] < 0) return -1;
+    if (counts[i] > 0) total = std::max<int64_t>(total, int64_t(displs[i]) + counts[i]);
+  }
+  return total;
+}
+
+// v-form arrays in bytes.
+void scale(const Side& x, int n, const int counts[], const int displs[], std::vector<int>& c, std::vector<int>& d) {
+  for (int i = 0; i < n; ++i) {
+    c.push_back(static_cast<int>(counts[i] * x.info->size));
+    d.push_back(static_cast<int>(displs[i] * x.info->size));
+  }
+}
+
+int pack_range(const Side& x, int64_t off, int64_t len) {
+  int64_t n;
+  return mpi_error(ddt_pack(x.user, x.count, x.info->t, off, static_cast<char*>(x.data) + off, len, &n));
+}
+
+int unpack_ranges(const Coll& c) {
+  for (auto [off, len] : c.ranges) {
+    int64_t n;
+    int rc = ddt_unpack(static_cast<const char*>(c.r.data) + off, len, const_cast<void*>(c.r.user), c.r.count,
+                        c.r.info->t, off, &n);
+    if (rc != DDT_SUCCESS) return mpi_error(rc);
+  }
+  return MPI_SUCCESS;
+}
+
+// After the MPI call: unpack now (blocking) or at completion (req), keeping c alive until then.
+int run(int rc, MPI_Comm comm, MPI_Request* req, CollRef c) {
+  if (rc != MPI_SUCCESS) return rc;
+  const bool unpack = c->r.staging.ok() && !c->ranges.empty();
+  if (!req) return unpack ? raise(comm, unpack_ranges(*c)) : rc;
+  const bool keep = c->s.staging.ok() || c->r.staging.ok() || !c->sc.empty() || !c->rc.empty();
+  if (keep) {
+    auto p = std::make_shared<Pending>();
+    p->complete = [c, comm, unpack](const MPI_Status&) { return unpack ? raise(comm, unpack_ranges(*c)) : MPI_SUCCESS; };
+    attach(*req, std::move(p));
+  }
+  return rc;
+}
+
+// Unpack ranges: every peer's chunk of `chunk` bytes at i*chunk, but skip (the in-place one).
+void chunks(Coll& c, int peers, int64_t chunk, int skip) {
+  if (!c.r.staging.ok()) return;
+  for (int i = 0; i < peers; ++i)
+    if (i != skip) c.ranges.push_back({i * chunk, chunk});
+}
+
+int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool sender = g.inter ? root == MPI_ROOT : g.me == root;
+  const bool receiver = g.inter ? root >= 0 : g.me != root;
+  Side& x = sender ? c->s : c->r;
+  if (sender || receiver)
+    if (int e = sender ? prepare_send(x, buf, count, dt) : prepare_recv(x, buf, count, dt)) return raise(comm, e);
+  if (!sender && !receiver) as_is(x, buf, count, dt);
+  if (receiver && x.staging.ok()) c->ranges.push_back({0, x.bytes});
+  int rc = req ? PMPI_Ibcast(x.buf(), x.n(), x.type(), root, comm, req) : PMPI_Bcast(x.buf(), x.n(), x.type(), root, comm);
+  return run(rc, comm, req, c);
+}
+
+int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+           MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
+  const bool sends = g.inter ? root >= 0 : !(is_root && sbuf == MPI_IN_PLACE);
+  if (sends) {
+    if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
+  } else {
+    as_is(c->s, sbuf, scount, stype);
+  }
+  if (is_root) {
+    if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
+    if (c->r.converted()) chunks(*c, g.peers, rcount * c->r.info->size, sends ? -1 : g.me);
+  } else {
+    as_is(c->r, rbuf, rcount, rtype);
+  }
+  const Side &s = c->s, &r = c->r;
+  int rc = req ? PMPI_Igather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), root, comm, req)
+               : PMPI_Gather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), root, comm);
+  return run(rc, comm, req, c);
+}
+
+int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
+            MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
+  const bool sends = g.inter ? root >= 0 : !(is_root && sbuf == MPI_IN_PLACE);
+  if (sends) {
+    if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
+  } else {
+    as_is(c->s, sbuf, scount, stype);
+  }
+  as_is(c->r, rbuf, 0, rtype);
+  if (is_root) {
+    int64_t total = span(g.peers, rcounts, displs);
+    if (total >= 0)
+      if (int e = prepare_recv(c->r, rbuf, total, rtype)) return raise(comm, e);
+    if (c->r.converted()) {
+      scale(c->r, g.peers, rcounts, displs, c->rc, c->rd);
+      if (c->r.staging.ok())
+        for (int i = 0; i < g.peers; ++i)
+          if (sends || i != g.me) c->ranges.push_back({c->rd[i], c->rc[i]});
+    }
+  }
+  const Side &s = c->s, &r = c->r;
+  const int* rcs = r.converted() ? c->rc.data() : rcounts;
+  const int* rds = r.converted() ? c->rd.data() : displs;
+  int rc = req ? PMPI_Igatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), root, comm, req)
+               : PMPI_Gatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), root, comm);
+  return run(rc, comm, req, c);
+}
+
+int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+            MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
+  const bool receives = g.inter ? root >= 0 : !(is_root && rbuf == MPI_IN_PLACE);
+  if (is_root) {
+    if (int e = prepare_send(c->s, sbuf, int64_t(g.peers) * scount, stype)) return raise(comm, e);
+  } else {
+    as_is(c->s, sbuf, scount, stype);
+  }
+  if (receives) {
+    if (int e = prepare_recv(c->r, rbuf, rcount, rtype)) return raise(comm, e);
+    if (c->r.staging.ok()) c->ranges.push_back({0, c->r.bytes});
+  } else {
+    as_is(c->r, rbuf, rcount, rtype);
+  }
+  const Side &s = c->s, &r = c->r;
+  int rc = req ? PMPI_Iscatter(s.buf(), per(s, scount), s.type(), r.buf(), r.n(), r.type(), root, comm, req)
+               : PMPI_Scatter(s.buf(), per(s, scount), s.type(), r.buf(), r.n(), r.type(), root, comm);
+  return run(rc, comm, req, c);
+}
+
+int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void* rbuf, int rcount,
+             MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
+  const bool receives = g.inter ? root >= 0 : !(is_root && rbuf == MPI_IN_PLACE);
+  as_is(c->s, sbuf, 0, stype);
+  if (is_root) {
+    int64_t total = span(g.peers, scounts, displs);
+    if (total >= 0)
+      if (int e = prepare_send(c->s, sbuf, total, stype, false)) return raise(comm, e);
+    if (c->s.converted()) {
+      scale(c->s, g.peers, scounts, displs, c->sc, c->sd);
+      if (c->s.staging.ok())
+        for (int i = 0; i < g.peers; ++i)
+          if (int e = pack_range(c->s, c->sd[i], c->sc[i])) return raise(comm, e);
+    }
+  }
+  if (receives) {
+    if (int e = prepare_recv(c->r, rbuf, rcount, rtype)) return raise(comm, e);
+    if (c->r.staging.ok()) c->ranges.push_back({0, c->r.bytes});
+  } else {
+    as_is(c->r, rbuf, rcount, rtype);
+  }
+  const Side &s = c->s, &r = c->r;
+  const int* scs = s.converted() ? c->sc.data() : scounts;
+  const int* sds = s.converted() ? c->sd.data() : displs;
+  int rc = req ? PMPI_Iscatterv(s.buf(), scs, sds, s.type(), r.buf(), r.n(), r.type(), root, comm, req)
+               : PMPI_Scatterv(s.buf(), scs, sds, s.type(), r.buf(), r.n(), r.type(), root, comm);
+  return run(rc, comm, req, c);
+}
+
+int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+              MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  if (in_place) as_is(c->s, sbuf, scount, stype);
+  else if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
+  if (c->r.converted()) chunks(*c, g.peers, rcount * c->r.info->size, in_place ? g.me : -1);
+  const Side &s = c->s, &r = c->r;
+  int rc = req ? PMPI_Iallgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
+               : PMPI_Allgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm);
+  return run(rc, comm, req, c);
+}
+
+int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
+               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  if (in_place) as_is(c->s, sbuf, scount, stype);
+  else if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
+  as_is(c->r, rbuf, 0, rtype);
+  int64_t total = span(g.peers, rcounts, displs);
+  if (total >= 0)
+    if (int e = prepare_recv(c->r, rbuf, total, rtype)) return raise(comm, e);
+  if (c->r.converted()) {
+    scale(c->r, g.peers, rcounts, displs, c->rc, c->rd);
+    if (c->r.staging.ok())
+      for (int i = 0; i < g.peers; ++i)
+        if (!in_place || i != g.me) c->ranges.push_back({c->rd[i], c->rc[i]});
+  }
+  const Side &s = c->s, &r = c->r;
+  const int* rcs = r.converted() ? c->rc.data() : rcounts;
+  const int* rds = r.converted() ? c->rd.data() : displs;
+  int rc = req ? PMPI_Iallgatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm, req)
+               : PMPI_Allgatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm);
+  return run(rc, comm, req, c);
+}
+
+// In place, the data to send is in the receive buffer: packed into the staging first.
+int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+             MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  if (in_place) as_is(c->s, sbuf, scount, stype);
+  else if (int e = prepare_send(c->s, sbuf, int64_t(g.peers) * scount, stype)) return raise(comm, e);
+  if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
+  if (c->r.converted()) {
+    if (in_place && c->r.staging.ok())
+      if (int e = pack_range(c->r, 0, c->r.bytes)) return raise(comm, e);
+    chunks(*c, 1, c->r.bytes, -1);
+  }
+  const Side &s = c->s, &r = c->r;
+  int rc = req ? PMPI_Ialltoall(s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
+               : PMPI_Alltoall(s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm);
+  return run(rc, comm, req, c);
+}
+
+int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
+              const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto c = std::make_shared<Coll>();
+  const bool in_place = sbuf == MPI_IN_PLACE;
+  as_is(c->s, sbuf, 0, stype);
+  as_is(c->r, rbuf, 0, rtype);
+  if (!in_place) {
+    int64_t total = span(g.peers, scounts, sdispls);
+    if (total >= 0)
+      if (int e = prepare_send(c->s, sbuf, total, stype, false)) return raise(comm, e);
+    if (c->s.converted()) {
+      scale(c->s, g.peers, scounts, sdispls, c->sc, c->sd);
+      if (c->s.staging.ok())
+        for (int i = 0; i < g.peers; ++i)
+          if (int e = pack_range(c->s, c->sd[i], c->sc[i])) return raise(comm, e);
+    }
+  }
+  int64_t total = span(g.peers, rcounts, rdispls);
+  if (total >= 0)
+    if (int e = prepare_recv(c->r, rbuf, total, rtype)) return raise(comm, e);
+  if (c->r.converted()) {
+    scale(c->r, g.peers, rcounts, rdispls, c->rc, c->rd);
+    if (c->r.staging.ok())
+      for (int i = 0; i < g.peers; ++i) {
+        if (in_place)
+          if (int e = pack_range(c->r, c->rd[i], c->rc[i])) return raise(comm, e);
+        c->ranges.push_back({c->rd[i], c->rc[i]});
+      }
+  }
+  const Side &s = c->s, &r = c->r;
+  const int* scs = s.converted() ? c->sc.data() : scounts;
+  const int* sds = s.converted() ? c->sd.data() : sdispls;
+  const int* rcs = r.converted() ? c->rc.data() : rcounts;
+  const int* rds = r.converted() ? c->rd.data() : rdispls;
+  int rc = req ? PMPI_Ialltoallv(s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm, req)
+               : PMPI_Alltoallv(s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm);
+  return run(rc, comm, req, c);
+}
+
+// Alltoallw: one type per peer and byte displacements. A side is converted when every one of
+// its peers' types is translated (Contig or Pack); its chunks are then packed one after another
+// into one staging buffer and handed to the MPI as bytes. Other cases (a predefined or
+// untranslatable type among the peers, MPI_IN_PLACE) go to the MPI unchanged.
+struct WSide {
+  std::vector<TypeRef> infos;
+  std::vector<int> counts, displs;
+  std::vector<MPI_Datatype> types;
+  Buffer staging;
+  int64_t bytes = 0;
+};
+
+bool w_convert(WSide& w, int n, const int counts[], const MPI_Datatype types[]) {
+  for (int i = 0; i < n; ++i) {
+    TypeRef r = lookup(types[i]);
+    if (r->mode == TypeInfo::Pass || counts[i] < 0) return false;
+    int64_t b = int64_t(counts[i]) * r->size;
+    if (w.bytes + b > INT_MAX) return false;
+    w.counts.push_back(static_cast<int>(b));
+    w.displs.push_back(static_cast<int>(w.bytes));
+    w.types.push_back(MPI_BYTE);
+    w.bytes += b;
+    w.infos.push_back(std::move(r));
+  }
+  w.staging = Buffer(w.bytes);
+  return w.staging.ok();
+}
+
+int alltoallw(const void* sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void* rbuf,
+              const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request* req) {
+  Group g = group(comm);
+  auto s = std::make_shared<WSide>(), r = std::make_shared<WSide>();
+  const bool sconv = sbuf != MPI_IN_PLACE && w_convert(*s, g.peers, scounts, stypes);
+  const bool rconv = sbuf != MPI_IN_PLACE && w_convert(*r, g.peers, rcounts, rtypes);
+  if (sconv)
+    for (int i = 0; i < g.peers; ++i) {
+      int64_t n;
+      int e = ddt_pack(static_cast<const char*>(sbuf) + sdispls[i], scounts[i], s->infos[i]->t, 0,
+                       s->staging.data() + s->displs[i], s->counts[i], &n);
+      if (e != DDT_SUCCESS) return raise(comm, mpi_error(e));
+    }
+  auto unpack = [r, rbuf, rdispls = std::vector<int>(rdispls, rdispls + g.peers),
+                 rcounts = std::vector<int>(rcounts, rcounts + g.peers)]() {
+    for (size_t i = 0; i < rcounts.size(); ++i) {
+      int64_t n;
+      int e = ddt_unpack(r->staging.data() + r->displs[i], r->counts[i], static_cast<char*>(rbuf) + rdispls[i],
+                         rcounts[i], r->infos[i]->t, 0, &n);
+      if (e != DDT_SUCCESS) return mpi_error(e);
+    }
+    return MPI_SUCCESS;
+  };
+  const void* sb = sconv ? s->staging.data() : sbuf;
+  void* rb = rconv ? r->staging.data() : rbuf;
+  const int* scs = sconv ? s->counts.data() : scounts;
+  const int* sds = sconv ? s->displs.data() : sdispls;
+  const MPI_Datatype* sts = sconv ? s->types.data() : stypes;
+  const int* rcs = rconv ? r->counts.data() : rcounts;
+  const int* rds = rconv ? r->displs.data() : rdispls;
+  const MPI_Datatype* rts = rconv ? r->types.data() : rtypes;
+  int rc = req ? PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
+               : PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  if (!req) return rconv ? raise(comm, unpack()) : rc;
+  if (sconv || rconv) {
+    auto p = std::make_shared<Pending>();
+    p->complete = [s, r, rconv, unpack, comm](const MPI_Status&) { return rconv ? raise(comm, unpack()) : MPI_SUCCESS; };
+    attach(*req, std::move(p));
+  }
+  return rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
+  return disabled() ? PMPI_Bcast(buf, count, dt, root, comm) : bcast(buf, count, dt, root, comm, nullptr);
+}
+int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
+  return disabled() ? PMPI_Ibcast(buf, count, dt, root, comm, req) : bcast(buf, count, dt, root, comm, req);
+}
+int MPI_Gather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
+  return disabled() ? PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm) : gather(sb, sc, st, rb, rc, rt, root, comm, nullptr);
+}
+int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+                MPI_Request* req) {
+  return disabled() ? PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req) : gather(sb, sc, st, rb, rc, rt, root, comm, req);
+}
+int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[], MPI_Datatype rt,
+                int root, MPI_Comm comm) {
+  return disabled() ? PMPI_Gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm)
+                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, nullptr);
+}
+int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[], MPI_Datatype rt,
+                 int root, MPI_Comm comm, MPI_Request* req) {
+  return disabled() ? PMPI_Igatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, req)
+                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, req);
+}
+int MPI_Scatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
+  return disabled() ? PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm) : scatter(sb, sc, st, rb, rc, rt, root, comm, nullptr);
+}
+int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+                 MPI_Request* req) {
+  return disabled() ? PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req)
+                    : scatter(sb, sc, st, rb, rc, rt, root, comm, req);
+}
+int MPI_Scatterv(const void* sb, const int scs[], const int ds[], MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                 int root, MPI_Comm comm) {
+  return disabled() ? PMPI_Scatterv(sb, scs, ds, st, rb, rc, rt, root, comm)
+                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, nullptr);
+}
+int MPI_Iscatterv(const void* sb, const int scs[], const int ds[], MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                  int root, MPI_Comm comm, MPI_Request* req) {
+  return disabled() ? PMPI_Iscatterv(sb, scs, ds, st, rb, rc, rt, root, comm, req)
+                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, req);
+}
+int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm) {
+  return disabled() ? PMPI_Allgather(sb, sc, st, rb, rc, rt, comm) : allgather(sb, sc, st, rb, rc, rt, comm, nullptr);
+}
+int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
+                   MPI_Request* req) {
+  return disabled() ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req) : allgather(sb, sc, st, rb, rc, rt, comm, req);
+}
+int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[], MPI_Datatype rt,
+                   MPI_Comm comm) {
+  return disabled() ? PMPI_Allgatherv(sb, sc, st, rb, rcs, ds, rt, comm)
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, nullptr);
+}
+int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
+                    MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+  return disabled() ? PMPI_Iallgatherv(sb, sc, st, rb, rcs, ds, rt, comm, req)
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, req);
+}
+int MPI_Alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm) {
+  return disabled() ? PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm) : alltoall(sb, sc, st, rb, rc, rt, comm, nullptr);
+}
+int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
+                  MPI_Request* req) {
+  return disabled() ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req) : alltoall(sb, sc, st, rb, rc, rt, comm, req);
+}
+int MPI_Alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
+                  const int rds[], MPI_Datatype rt, MPI_Comm comm) {
+  return disabled() ? PMPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm)
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, nullptr);
+}
+int MPI_Ialltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
+                   const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+  return disabled() ? PMPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req)
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
+}
+int MPI_Alltoallw(const void* sb, const int scs[], const int sds[], const MPI_Datatype sts[], void* rb,
+                  const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm) {
+  return disabled() ? PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm)
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, nullptr);
+}
+int MPI_Ialltoallw(const void* sb, const int scs[], const int sds[], const MPI_Datatype sts[], void* rb,
+                   const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm, MPI_Request* req) {
+  return disabled() ? PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
+}
+
+}  // extern "C"

@@ -1,0 +1,118 @@
+// Datatype life cycle, MPI_Pack / MPI_Unpack / MPI_Pack_size, and finalize.
+//
+// Constructors, queries (size, extent, true extent, envelope, contents) and MPI_Get_count /
+// MPI_Get_elements are not intercepted: the real MPI builds and describes every type, so they
+// answer exactly as it does, and the translation (types.cpp) packs with the bounds it reports.
+#include "mpi/shim.hpp"
+
+using namespace ddtmpi;
+
+namespace {
+
+// Packs (inbuf, count, info) at outbuf + *position, leaving everything untouched on error.
+int pack_at(const void* inbuf, int64_t count, const TypeInfo& info, void* outbuf, int64_t outsize,
+            int64_t* position) {
+  if (count < 0) return MPI_ERR_COUNT;
+  if (*position < 0 || *position > outsize || count * info.size > outsize - *position) return MPI_ERR_TRUNCATE;
+  int64_t n;
+  int rc = ddt_pack(inbuf, count, info.t, 0, static_cast<char*>(outbuf) + *position, count * info.size, &n);
+  if (rc == DDT_SUCCESS) *position += n;
+  return mpi_error(rc);
+}
+
+int unpack_at(const void* inbuf, int64_t insize, int64_t* position, void* outbuf, int64_t count, const TypeInfo& info) {
+  if (count < 0) return MPI_ERR_COUNT;
+  if (*position < 0 || *position > insize || count * info.size > insize - *position) return MPI_ERR_TRUNCATE;
+  int64_t n;
+  int rc = ddt_unpack(static_cast<const char*>(inbuf) + *position, count * info.size, outbuf, count, info.t, 0, &n);
+  if (rc == DDT_SUCCESS) *position += n;
+  return mpi_error(rc);
+}
+
+// Types the interposer packs itself; Pass types (predefined ones included) stay with the MPI.
+TypeRef ours(MPI_Datatype dt, int64_t count) {
+  if (disabled()) return nullptr;
+  TypeRef r = lookup(dt);
+  if (r->mode == TypeInfo::Pass || (r->size > 0 && count > INT_MAX / r->size)) return nullptr;
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Type_commit(MPI_Datatype* dt) {
+  int rc = PMPI_Type_commit(dt);
+  if (rc == MPI_SUCCESS && !disabled()) on_commit(*dt);
+  return rc;
+}
+
+int MPI_Type_free(MPI_Datatype* dt) {
+  MPI_Datatype old = *dt;
+  int rc = PMPI_Type_free(dt);
+  if (rc == MPI_SUCCESS && !disabled()) on_free(old);
+  return rc;
+}
+
+int MPI_Pack(const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position, MPI_Comm comm) {
+  TypeRef r = ours(dt, incount);
+  if (!r) return PMPI_Pack(inbuf, incount, dt, outbuf, outsize, position, comm);
+  int64_t pos = *position;
+  int rc = pack_at(inbuf, incount, *r, outbuf, outsize, &pos);
+  if (rc == MPI_SUCCESS) *position = static_cast<int>(pos);
+  return raise(comm, rc);
+}
+
+int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype dt, MPI_Comm comm) {
+  TypeRef r = ours(dt, outcount);
+  if (!r) return PMPI_Unpack(inbuf, insize, position, outbuf, outcount, dt, comm);
+  int64_t pos = *position;
+  int rc = unpack_at(inbuf, insize, &pos, outbuf, outcount, *r);
+  if (rc == MPI_SUCCESS) *position = static_cast<int>(pos);
+  return raise(comm, rc);
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int* size) {
+  TypeRef r = ours(dt, incount);
+  if (!r || incount < 0) return PMPI_Pack_size(incount, dt, comm, size);
+  *size = static_cast<int>(incount * r->size);
+  return MPI_SUCCESS;
+}
+
+#if MPI_VERSION >= 4
+int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outbuf, MPI_Count outsize,
+               MPI_Count* position, MPI_Comm comm) {
+  TypeRef r = disabled() ? nullptr : lookup(dt);
+  if (!r || r->mode == TypeInfo::Pass) return PMPI_Pack_c(inbuf, incount, dt, outbuf, outsize, position, comm);
+  int64_t pos = *position;
+  int rc = pack_at(inbuf, incount, *r, outbuf, outsize, &pos);
+  if (rc == MPI_SUCCESS) *position = pos;
+  return raise(comm, rc);
+}
+
+int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+                 MPI_Datatype dt, MPI_Comm comm) {
+  TypeRef r = disabled() ? nullptr : lookup(dt);
+  if (!r || r->mode == TypeInfo::Pass) return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, dt, comm);
+  int64_t pos = *position;
+  int rc = unpack_at(inbuf, insize, &pos, outbuf, outcount, *r);
+  if (rc == MPI_SUCCESS) *position = pos;
+  return raise(comm, rc);
+}
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count* size) {
+  TypeRef r = disabled() ? nullptr : lookup(dt);
+  if (!r || r->mode == TypeInfo::Pass || incount < 0 || (r->size > 0 && incount > INT64_MAX / r->size))
+    return PMPI_Pack_size_c(incount, dt, comm, size);
+  *size = incount * r->size;
+  return MPI_SUCCESS;
+}
+#endif
+
+// Requests the user freed while active are finished before the MPI goes away.
+int MPI_Finalize(void) {
+  if (!disabled()) progress_adopted(true);
+  return PMPI_Finalize();
+}
+
+}  // extern "C"

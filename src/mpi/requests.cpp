@@ -1,0 +1,294 @@
+// Requests with work attached (a staged receive to unpack, a staging buffer to release, a
+// persistent send to pack at each start) and the completion functions that run that work.
+//
+// Every completion function looks up the work of its requests BEFORE calling the MPI, because
+// the MPI sets a completed non-persistent request to MPI_REQUEST_NULL, and may hand its handle
+// to the next new request. A request with no work attached (predefined types, contiguous
+// layouts) costs one hash lookup, and nothing at all while no request has work.
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "mpi/shim.hpp"
+
+namespace ddtmpi {
+
+namespace {
+
+uint64_t key(MPI_Request r) {
+  uint64_t k = 0;
+  std::memcpy(&k, &r, sizeof r);
+  return k;
+}
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<uint64_t, PendingRef> map;
+  std::vector<std::pair<MPI_Request, PendingRef>> adopted;
+  std::atomic<size_t> live{0};  // map.size() + adopted.size(), read without the lock
+};
+Registry& reg() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+bool none() { return reg().live.load(std::memory_order_relaxed) == 0; }
+
+// Work of each request of an array, or false when none has any.
+bool snapshot(int n, const MPI_Request reqs[], std::vector<PendingRef>& out) {
+  if (none() || n <= 0) return false;
+  out.assign(n, nullptr);
+  bool any = false;
+  for (int i = 0; i < n; ++i) any |= (out[i] = find(reqs[i])) != nullptr;
+  return any;
+}
+
+// Statuses to complete with, where the user passed MPI_STATUS(ES)_IGNORE.
+MPI_Status* statuses(MPI_Status* user, std::vector<MPI_Status>& local, int n) {
+  if (user != MPI_STATUSES_IGNORE) return user;
+  local.resize(n > 0 ? n : 1);
+  return local.data();
+}
+
+int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
+
+}  // namespace
+
+void attach(MPI_Request req, PendingRef p) {
+  if (req == MPI_REQUEST_NULL) return;
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto [it, fresh] = r.map.insert_or_assign(key(req), std::move(p));
+  (void)it;
+  if (fresh) r.live.fetch_add(1, std::memory_order_relaxed);
+}
+
+PendingRef find(MPI_Request req) {
+  if (none() || req == MPI_REQUEST_NULL) return nullptr;
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.map.find(key(req));
+  return it == r.map.end() ? nullptr : it->second;
+}
+
+void detach(MPI_Request req, const PendingRef& p) {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.map.find(key(req));
+  if (it != r.map.end() && it->second == p) {
+    r.map.erase(it);
+    r.live.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st) {
+  if (!p || !p->active) return MPI_SUCCESS;  // an inactive persistent request completes empty
+  int rc = MPI_SUCCESS;
+  if (!p->delivered && p->complete) rc = p->complete(st);
+  p->delivered = false;
+  if (p->persistent) p->active = false;
+  else detach(before, p);
+  return rc;
+}
+
+void adopt(MPI_Request req, PendingRef p) {
+  detach(req, p);
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.adopted.emplace_back(req, std::move(p));
+  r.live.fetch_add(1, std::memory_order_relaxed);
+}
+
+void progress_adopted(bool wait) {
+  if (none()) return;
+  std::vector<std::pair<MPI_Request, PendingRef>> mine;
+  {
+    Registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.adopted.empty()) return;
+    mine.swap(r.adopted);
+    r.live.fetch_sub(mine.size(), std::memory_order_relaxed);
+  }
+  std::vector<std::pair<MPI_Request, PendingRef>> left;
+  for (auto& [req, p] : mine) {
+    MPI_Status st;
+    int flag = 1;
+    MPI_Request r = req;
+    if (wait) PMPI_Wait(&r, &st);
+    else PMPI_Test(&r, &flag, &st);
+    if (!flag) {
+      left.emplace_back(req, p);
+      continue;
+    }
+    if (p->active && !p->delivered && p->complete) p->complete(st);
+    if (p->persistent) PMPI_Request_free(&r);  // the user freed it; the MPI still held it
+  }
+  if (left.empty()) return;
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.live.fetch_add(left.size(), std::memory_order_relaxed);
+  r.adopted.insert(r.adopted.end(), left.begin(), left.end());
+}
+
+}  // namespace ddtmpi
+
+using namespace ddtmpi;
+
+extern "C" {
+
+int MPI_Wait(MPI_Request* req, MPI_Status* status) {
+  PendingRef p = disabled() ? nullptr : find(*req);
+  if (!p) return PMPI_Wait(req, status);
+  MPI_Request before = *req;
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Wait(req, st);
+  return first_error(rc, complete(before, p, *st));
+}
+
+int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
+  PendingRef p = disabled() ? nullptr : find(*req);
+  if (!p) {
+    int rc = PMPI_Test(req, flag, status);
+    if (!disabled()) progress_adopted(false);
+    return rc;
+  }
+  MPI_Request before = *req;
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Test(req, flag, st);
+  if (rc != MPI_SUCCESS || !*flag) return rc;
+  return complete(before, p, *st);
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Waitall(n, reqs, sts);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  std::vector<MPI_Status> local;
+  MPI_Status* st = statuses(sts, local, n);
+  int rc = PMPI_Waitall(n, reqs, st);
+  int rc2 = MPI_SUCCESS;
+  for (int i = 0; i < n; ++i)
+    if (ps[i] && (rc == MPI_SUCCESS || st[i].MPI_ERROR != MPI_ERR_PENDING)) rc2 = first_error(rc2, complete(before[i], ps[i], st[i]));
+  return first_error(rc, rc2);
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Testall(n, reqs, flag, sts);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  std::vector<MPI_Status> local;
+  MPI_Status* st = statuses(sts, local, n);
+  int rc = PMPI_Testall(n, reqs, flag, st);
+  if (!*flag) return rc;
+  int rc2 = MPI_SUCCESS;
+  for (int i = 0; i < n; ++i)
+    if (ps[i]) rc2 = first_error(rc2, complete(before[i], ps[i], st[i]));
+  return first_error(rc, rc2);
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Waitany(n, reqs, index, status);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Waitany(n, reqs, index, st);
+  if (*index == MPI_UNDEFINED || !ps[*index]) return rc;
+  return first_error(rc, complete(before[*index], ps[*index], *st));
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Testany(n, reqs, index, flag, status);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Testany(n, reqs, index, flag, st);
+  if (!*flag || *index == MPI_UNDEFINED || !ps[*index]) return rc;
+  return first_error(rc, complete(before[*index], ps[*index], *st));
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Waitsome(n, reqs, outcount, indices, sts);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  std::vector<MPI_Status> local;
+  MPI_Status* st = statuses(sts, local, n);
+  int rc = PMPI_Waitsome(n, reqs, outcount, indices, st);
+  int rc2 = MPI_SUCCESS;
+  if (*outcount != MPI_UNDEFINED)
+    for (int k = 0; k < *outcount; ++k)
+      if (ps[indices[k]]) rc2 = first_error(rc2, complete(before[indices[k]], ps[indices[k]], st[k]));
+  return first_error(rc, rc2);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Testsome(n, reqs, outcount, indices, sts);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  std::vector<MPI_Status> local;
+  MPI_Status* st = statuses(sts, local, n);
+  int rc = PMPI_Testsome(n, reqs, outcount, indices, st);
+  int rc2 = MPI_SUCCESS;
+  if (*outcount != MPI_UNDEFINED)
+    for (int k = 0; k < *outcount; ++k)
+      if (ps[indices[k]]) rc2 = first_error(rc2, complete(before[indices[k]], ps[indices[k]], st[k]));
+  return first_error(rc, rc2);
+}
+
+// Does not free the request: a completed receive is unpacked now (the user may read the buffer
+// as soon as flag is set) and marked delivered so the Wait or Test that frees it does not
+// unpack it again.
+int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
+  PendingRef p = disabled() ? nullptr : find(req);
+  if (!p) return PMPI_Request_get_status(req, flag, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = PMPI_Request_get_status(req, flag, st);
+  if (rc != MPI_SUCCESS || !*flag || !p->active || p->delivered) return rc;
+  p->delivered = true;
+  return p->complete ? p->complete(*st) : MPI_SUCCESS;
+}
+
+// An active request the user frees still has work (its receive must land in the user's buffer,
+// its staging must outlive the send): the interposer keeps the MPI request and finishes it.
+int MPI_Request_free(MPI_Request* req) {
+  PendingRef p = disabled() ? nullptr : find(*req);
+  if (!p) return PMPI_Request_free(req);
+  if (p->persistent && !p->active) {
+    detach(*req, p);
+    return PMPI_Request_free(req);
+  }
+  adopt(*req, p);
+  *req = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Start(MPI_Request* req) {
+  PendingRef p = disabled() ? nullptr : find(*req);
+  if (p) {
+    if (p->start)
+      if (int rc = p->start()) return rc;
+    p->active = true;
+    p->delivered = false;
+  }
+  return PMPI_Start(req);
+}
+
+int MPI_Startall(int n, MPI_Request reqs[]) {
+  std::vector<PendingRef> ps;
+  if (!disabled() && snapshot(n, reqs, ps))
+    for (const PendingRef& p : ps)
+      if (p) {
+        if (p->start)
+          if (int rc = p->start()) return rc;
+        p->active = true;
+        p->delivered = false;
+      }
+  return PMPI_Startall(n, reqs);
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+// The MPI interposer (libddtkit-mpi.so): shared declarations of its parts.
+//
+// The application keeps the real MPI's datatype handles: the real MPI builds every type, so
+// get_envelope/get_contents, names, attributes and every function we do not intercept keep
+// answering as that MPI does. Beside each committed derived type we keep a ddtkit type
+// translated from it (types.cpp) with the real MPI's lb and extent imposed, and data movement
+// goes through ddtkit: a contiguous layout is sent straight from the user's buffer as bytes,
+// any other layout is packed into a pooled buffer and sent as bytes, and received bytes are
+// unpacked when the operation completes (requests.cpp). The real MPI is reached through its
+// profiling interface (PMPI_*) only, so this file compiles against any mpi.h; the library is
+// built once per MPI because handles and constants differ between MPI ABIs.
+#pragma once
+#include <mpi.h>
+
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ddtkit.h"
+
+namespace ddtmpi {
+
+// DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
+// DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
+bool disabled();
+bool verbose();
+
+// What the interposer knows of one MPI datatype.
+struct TypeInfo {
+  enum Mode { Pass, Contig, Pack } mode = Pass;  // Pass: hand the call to the MPI unchanged
+  ddt_type t = DDT_TYPE_NULL;  // Contig and Pack: the translation, with the MPI's bounds
+  int64_t size = 0, extent = 0;
+  int64_t offset = 0;          // Contig: where the data of element 0 starts, from buf
+  ~TypeInfo() { if (t) ddt_type_free(&t); }
+};
+using TypeRef = std::shared_ptr<const TypeInfo>;
+
+// The interposer's view of a datatype (translated and cached on first use; predefined types
+// and types it cannot translate are Pass).
+TypeRef lookup(MPI_Datatype dt);
+// Called from MPI_Type_commit and MPI_Type_free.
+void on_commit(MPI_Datatype dt);
+void on_free(MPI_Datatype dt);
+
+// A byte buffer from a pool of reused allocations (size classes of powers of two).
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(int64_t bytes);
+  Buffer(Buffer&& o) noexcept : p_(o.p_), cap_(o.cap_) { o.p_ = nullptr, o.cap_ = 0; }
+  Buffer& operator=(Buffer&& o) noexcept;
+  ~Buffer();
+  char* data() const { return p_; }
+  bool ok() const { return p_ != nullptr; }
+
+ private:
+  char* p_ = nullptr;
+  int64_t cap_ = 0;
+};
+
+// One side of a data movement, as the interposer performs it: (buf, count, type) becomes
+// (data, bytes, MPI_BYTE) where the type is Contig or Pack; otherwise (predefined or
+// untranslatable type, or more than INT_MAX bytes) the MPI gets the user's arguments unchanged.
+struct Side {
+  TypeRef info;                // set when converted
+  const void* user = nullptr;  // the user's buffer
+  int64_t count = 0;
+  MPI_Datatype dt = MPI_DATATYPE_NULL;
+  int64_t bytes = 0;           // packed bytes of count elements
+  void* data = nullptr;        // what the MPI is given: the user's bytes or staging.data()
+  Buffer staging;
+  bool converted() const { return info != nullptr; }
+  // The arguments for the MPI call.
+  void* buf() const { return converted() ? data : const_cast<void*>(user); }
+  int n() const { return static_cast<int>(converted() ? bytes : count); }
+  MPI_Datatype type() const { return converted() ? MPI_BYTE : dt; }
+};
+
+// Prepares a send side: packs (buf, count, dt) into staging when the type needs it (not yet
+// when pack_now is false: persistent sends pack at each start). Returns an MPI error code
+// (MPI_SUCCESS when it is ready or passes through).
+int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool pack_now = true);
+// Packs the user's data again (persistent sends, at each start).
+int repack(Side& s);
+// Prepares a receive side: staging of count elements' packed size when the type needs it.
+int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt);
+// Unpacks the first `bytes` received bytes into the user's buffer (no-op when not staged).
+int finish_recv(const Side& s, int64_t bytes);
+// Bytes a completed receive delivered (from its status).
+int64_t received_bytes(const MPI_Status& st);
+
+// Work attached to an MPI request. `complete` runs once per activation when the request
+// completes (a receive unpacks; its closure also owns the staging buffer, which is released
+// with it). For persistent requests `start` runs before each MPI_Start (a send packs).
+struct Pending {
+  std::function<int(const MPI_Status&)> complete;
+  std::function<int()> start;
+  bool persistent = false;
+  bool active = true;      // persistent: between MPI_Start and completion
+  bool delivered = false;  // MPI_Request_get_status already ran `complete` this activation
+};
+using PendingRef = std::shared_ptr<Pending>;
+void attach(MPI_Request req, PendingRef p);
+PendingRef find(MPI_Request req);
+// Forgets req's work if it is still p (the MPI may reuse a completed request's handle).
+void detach(MPI_Request req, const PendingRef& p);
+// Runs p's completion for a request that completed with status st (err: its error field).
+int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st);
+// Requests the user freed while active: kept here and finished at later calls and at finalize.
+void adopt(MPI_Request req, PendingRef p);
+void progress_adopted(bool wait);
+
+// An error raised the way the MPI would raise it: through the communicator's error handler.
+int raise(MPI_Comm comm, int code);
+// ddtkit error code -> MPI error class.
+int mpi_error(int ddt_code);
+
+}  // namespace ddtmpi

@@ -1,0 +1,164 @@
+// One side of a data movement (a send buffer or a receive buffer) as the interposer performs it,
+// and the pool of staging buffers behind it.
+#include <cstdlib>
+#include <mutex>
+
+#include "mpi/shim.hpp"
+
+namespace ddtmpi {
+
+namespace {
+
+// Staging buffers are reused: an application that sends the same face every iteration would
+// otherwise pay a fresh allocation (and, past the mmap threshold, fresh page faults) each time.
+// Size classes are powers of two from 4 KiB; a class keeps at most kKeep free buffers and the
+// pool keeps at most kPoolBytes in all, so a burst of large messages does not pin memory.
+constexpr int kMinShift = 12, kClasses = 40, kKeep = 4;
+constexpr int64_t kPoolBytes = int64_t(256) << 20;
+
+struct Pool {
+  std::mutex mu;
+  std::vector<char*> free[kClasses];
+  int64_t held = 0;
+};
+Pool& pool() {
+  static Pool* p = new Pool;  // never destroyed: requests may finish during exit
+  return *p;
+}
+
+int size_class(int64_t bytes) {
+  int c = 0;
+  while ((int64_t(1) << (c + kMinShift)) < bytes) ++c;
+  return c;
+}
+
+}  // namespace
+
+Buffer::Buffer(int64_t bytes) {
+  const int c = size_class(bytes < 1 ? 1 : bytes);
+  if (c >= kClasses) return;
+  cap_ = int64_t(1) << (c + kMinShift);
+  Pool& pl = pool();
+  {
+    std::lock_guard<std::mutex> lock(pl.mu);
+    if (!pl.free[c].empty()) {
+      p_ = pl.free[c].back();
+      pl.free[c].pop_back();
+      pl.held -= cap_;
+      return;
+    }
+  }
+  p_ = static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(cap_)));
+  if (!p_) cap_ = 0;
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    Buffer gone(std::move(*this));
+    p_ = o.p_, cap_ = o.cap_;
+    o.p_ = nullptr, o.cap_ = 0;
+  }
+  return *this;
+}
+
+Buffer::~Buffer() {
+  if (!p_) return;
+  Pool& pl = pool();
+  const int c = size_class(cap_);
+  {
+    std::lock_guard<std::mutex> lock(pl.mu);
+    if (static_cast<int>(pl.free[c].size()) < kKeep && pl.held + cap_ <= kPoolBytes) {
+      pl.free[c].push_back(p_);
+      pl.held += cap_;
+      return;
+    }
+  }
+  std::free(p_);
+}
+
+int mpi_error(int ddt_code) {
+  switch (ddt_code) {
+    case DDT_SUCCESS: return MPI_SUCCESS;
+    case DDT_ERR_NO_MEM: return MPI_ERR_NO_MEM;
+    case DDT_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case DDT_ERR_TYPE:
+    case DDT_ERR_NOT_COMMITTED: return MPI_ERR_TYPE;
+    case DDT_ERR_COUNT: return MPI_ERR_COUNT;
+    default: return MPI_ERR_INTERN;
+  }
+}
+
+int raise(MPI_Comm comm, int code) {
+  if (code != MPI_SUCCESS && comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+namespace {
+
+// count elements of the type, as bytes the MPI can be given with an int count; false when the
+// call is better left to the MPI (the type is Pass, or the bytes overflow an int).
+bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
+  s.user = buf;
+  s.count = count;
+  s.dt = dt;
+  TypeRef info = lookup(dt);
+  if (info->mode == TypeInfo::Pass || count < 0) return false;
+  if (info->size > 0 && count > INT_MAX / info->size) return false;
+  s.info = std::move(info);
+  s.bytes = count * s.info->size;
+  return true;
+}
+
+bool straight(const Side& s) {
+  return s.info->mode == TypeInfo::Contig;
+}
+
+}  // namespace
+
+int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool pack_now) {
+  if (!convert(s, buf, count, dt)) return MPI_SUCCESS;
+  if (straight(s)) {
+    s.data = const_cast<char*>(static_cast<const char*>(buf)) + s.info->offset;
+    return MPI_SUCCESS;
+  }
+  s.staging = Buffer(s.bytes);
+  if (!s.staging.ok()) return MPI_ERR_NO_MEM;
+  s.data = s.staging.data();
+  return pack_now ? repack(s) : MPI_SUCCESS;
+}
+
+int repack(Side& s) {
+  if (!s.converted() || straight(s)) return MPI_SUCCESS;
+  int64_t packed;
+  return mpi_error(ddt_pack(s.user, s.count, s.info->t, 0, s.data, s.bytes, &packed));
+}
+
+int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt) {
+  if (!convert(s, buf, count, dt)) return MPI_SUCCESS;
+  if (straight(s)) {
+    s.data = static_cast<char*>(buf) + s.info->offset;
+    return MPI_SUCCESS;
+  }
+  s.staging = Buffer(s.bytes);
+  if (!s.staging.ok()) return MPI_ERR_NO_MEM;
+  s.data = s.staging.data();
+  return MPI_SUCCESS;
+}
+
+int finish_recv(const Side& s, int64_t bytes) {
+  if (!s.converted() || straight(s) || bytes <= 0) return MPI_SUCCESS;
+  int64_t n;
+  if (bytes > s.bytes) bytes = s.bytes;
+  return mpi_error(ddt_unpack(s.data, bytes, const_cast<void*>(s.user), s.count, s.info->t, 0, &n));
+}
+
+int64_t received_bytes(const MPI_Status& st) {
+  int cancelled = 0;
+  PMPI_Test_cancelled(&st, &cancelled);
+  if (cancelled) return 0;
+  MPI_Count n = 0;
+  PMPI_Get_elements_x(&st, MPI_BYTE, &n);
+  return n == MPI_UNDEFINED ? 0 : n;
+}
+
+}  // namespace ddtmpi

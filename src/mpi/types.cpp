@@ -1,0 +1,363 @@
+// MPI datatype -> ddtkit type, through the MPI's own envelope and contents.
+//
+// Translating at commit (and lazily at first use, for committed types such as the result of
+// MPI_Type_dup that never pass through MPI_Type_commit) covers every constructor the MPI has,
+// the _c large-count ones and the deprecated spellings included, without intercepting each:
+// the MPI reports the constructor and its arguments and we replay them through ddtkit. After
+// each node we impose the MPI's own lb and extent (MPICH and Open MPI differ from the
+// standard, and from each other, on struct bounds with explicit markers), so count > 1 and
+// every enclosing type see the same element spacing as the MPI does. A node whose size
+// disagrees with the MPI's, or that cannot be translated, makes its type Pass: the MPI moves it.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "mpi/shim.hpp"
+
+namespace ddtmpi {
+
+namespace {
+
+uint64_t key(MPI_Datatype dt) {
+  uint64_t k = 0;
+  std::memcpy(&k, &dt, sizeof dt);
+  return k;
+}
+
+// The predefined types both libraries know, paired by name (the DDT_ list uses MPI's names).
+ddt_type predefined(MPI_Datatype dt) {
+  struct Pair {
+    MPI_Datatype m;
+    ddt_type d;
+  };
+#define DDTMPI_PAIR_(N) {MPI_##N, DDT_##N},
+  static const Pair table[] = {DDT_PREDEFINED_LIST(DDTMPI_PAIR_)};
+#undef DDTMPI_PAIR_
+  for (const Pair& p : table)
+    if (p.m == dt) return p.d;
+  return DDT_TYPE_NULL;
+}
+
+// One constructor call as get_contents reports it. With large counts (the _c constructors,
+// MPI-4) every count, displacement, stride and bound moves to `large`; ndims, order, size,
+// rank, distribs, dargs and psizes stay in `ints`.
+struct Contents {
+  int combiner = 0;
+  std::vector<int> ints;
+  std::vector<MPI_Aint> addrs;
+  std::vector<MPI_Count> large;
+  std::vector<MPI_Datatype> types;
+  size_t ii = 0, ai = 0, li = 0;
+  bool is_large() const { return !large.empty(); }
+  int64_t count() { return is_large() ? large.at(li++) : ints.at(ii++); }  // int or MPI_Count
+  int64_t addr() { return is_large() ? large.at(li++) : addrs.at(ai++); }  // MPI_Aint or MPI_Count
+  int64_t small() { return ints.at(ii++); }                               // int in both forms
+  std::vector<int64_t> counts(int64_t n) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(count());
+    return v;
+  }
+  std::vector<int64_t> addrs_n(int64_t n) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(addr());
+    return v;
+  }
+};
+
+int envelope(MPI_Datatype dt, Contents& c, int64_t& ni, int64_t& na, int64_t& nl, int64_t& nd) {
+#if MPI_VERSION >= 4
+  MPI_Count i, a, l, d;
+  int rc = PMPI_Type_get_envelope_c(dt, &i, &a, &l, &d, &c.combiner);
+  ni = i, na = a, nl = l, nd = d;
+#else
+  int i, a, d;
+  int rc = PMPI_Type_get_envelope(dt, &i, &a, &d, &c.combiner);
+  ni = i, na = a, nl = 0, nd = d;
+#endif
+  return rc;
+}
+
+int contents(MPI_Datatype dt, Contents& c, int64_t ni, int64_t na, int64_t nl, int64_t nd) {
+  c.ints.resize(ni);
+  c.addrs.resize(na);
+  c.large.resize(nl);
+  c.types.resize(nd);
+#if MPI_VERSION >= 4
+  return PMPI_Type_get_contents_c(dt, ni, na, nl, nd, c.ints.data(), c.addrs.data(), c.large.data(), c.types.data());
+#else
+  (void)nl;
+  return PMPI_Type_get_contents(dt, static_cast<int>(ni), static_cast<int>(na), static_cast<int>(nd), c.ints.data(),
+                                c.addrs.data(), c.types.data());
+#endif
+}
+
+bool is_named(MPI_Datatype dt) {
+  int ni, na, nd, combiner;
+  return PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED;
+}
+
+int distrib(int d) {
+  return d == MPI_DISTRIBUTE_BLOCK ? DDT_DISTRIBUTE_BLOCK : d == MPI_DISTRIBUTE_CYCLIC ? DDT_DISTRIBUTE_CYCLIC : DDT_DISTRIBUTE_NONE;
+}
+
+struct Cache {
+  std::shared_mutex mu;
+  std::unordered_map<uint64_t, TypeRef> map;
+};
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: MPI calls may come from atexit handlers
+  return *c;
+}
+
+TypeRef cached(MPI_Datatype dt) {
+  Cache& c = cache();
+  std::shared_lock<std::shared_mutex> lock(c.mu);
+  auto it = c.map.find(key(dt));
+  return it == c.map.end() ? nullptr : it->second;
+}
+
+ddt_type translate(MPI_Datatype dt, int depth);
+
+// The ddtkit type of a child: the cached translation of a type the application committed, or a
+// fresh one (the caller frees it; *fresh says whether it must).
+ddt_type child(MPI_Datatype dt, int depth, bool* fresh) {
+  *fresh = false;
+  if (ddt_type p = predefined(dt)) return p;
+  if (TypeRef r = cached(dt)) {
+    if (r->t) return r->t;
+    if (r->mode == TypeInfo::Pass && !is_named(dt)) return DDT_TYPE_NULL;
+  }
+  *fresh = true;
+  return translate(dt, depth + 1);
+}
+
+// Builds the ddtkit type of one constructor call; DDT_TYPE_NULL if it cannot.
+ddt_type build(Contents& c, int depth) {
+  std::vector<ddt_type> kids;
+  std::vector<bool> fresh;
+  bool ok = true;
+  for (MPI_Datatype k : c.types) {
+    bool f = false;
+    ddt_type t = ok ? child(k, depth, &f) : DDT_TYPE_NULL;
+    ok = ok && t != DDT_TYPE_NULL;
+    kids.push_back(t);
+    fresh.push_back(f);
+  }
+  ddt_type out = DDT_TYPE_NULL, o = kids.empty() ? DDT_TYPE_NULL : kids[0];
+  if (ok) {
+    switch (c.combiner) {
+      case MPI_COMBINER_DUP: ddt_type_dup(o, &out); break;
+      case MPI_COMBINER_CONTIGUOUS: ddt_type_contiguous(c.count(), o, &out); break;
+      case MPI_COMBINER_VECTOR: {
+        int64_t n = c.count(), bl = c.count(), stride = c.count();
+        ddt_type_vector(n, bl, stride, o, &out);
+        break;
+      }
+      case MPI_COMBINER_HVECTOR: {
+        int64_t n = c.count(), bl = c.count(), stride = c.addr();
+        ddt_type_hvector(n, bl, stride, o, &out);
+        break;
+      }
+      case MPI_COMBINER_INDEXED: {
+        int64_t n = c.count();
+        auto bls = c.counts(n), ds = c.counts(n);
+        ddt_type_indexed(n, bls.data(), ds.data(), o, &out);
+        break;
+      }
+      case MPI_COMBINER_HINDEXED: {
+        int64_t n = c.count();
+        auto bls = c.counts(n), ds = c.addrs_n(n);
+        ddt_type_hindexed(n, bls.data(), ds.data(), o, &out);
+        break;
+      }
+      case MPI_COMBINER_INDEXED_BLOCK: {
+        int64_t n = c.count(), bl = c.count();
+        auto ds = c.counts(n);
+        ddt_type_indexed_block(n, bl, ds.data(), o, &out);
+        break;
+      }
+      case MPI_COMBINER_HINDEXED_BLOCK: {
+        int64_t n = c.count(), bl = c.count();
+        auto ds = c.addrs_n(n);
+        ddt_type_hindexed_block(n, bl, ds.data(), o, &out);
+        break;
+      }
+      case MPI_COMBINER_STRUCT: {
+        int64_t n = c.count();
+        auto bls = c.counts(n), ds = c.addrs_n(n);
+        ddt_type_struct(n, bls.data(), ds.data(), kids.data(), &out);
+        break;
+      }
+      case MPI_COMBINER_SUBARRAY: {
+        int nd = static_cast<int>(c.small());
+        auto sz = c.counts(nd), sub = c.counts(nd), st = c.counts(nd);
+        int order = static_cast<int>(c.small()) == MPI_ORDER_C ? DDT_ORDER_C : DDT_ORDER_FORTRAN;
+        ddt_type_subarray(nd, sz.data(), sub.data(), st.data(), order, o, &out);
+        break;
+      }
+      case MPI_COMBINER_DARRAY: {
+        int size = static_cast<int>(c.small()), rank = static_cast<int>(c.small()), nd = static_cast<int>(c.small());
+        auto gs = c.counts(nd);
+        std::vector<int> dist, dargs, ps;
+        for (int i = 0; i < nd; ++i) dist.push_back(distrib(static_cast<int>(c.small())));
+        for (int i = 0; i < nd; ++i) {
+          int d = static_cast<int>(c.small());
+          dargs.push_back(d == MPI_DISTRIBUTE_DFLT_DARG ? DDT_DISTRIBUTE_DFLT_DARG : d);
+        }
+        for (int i = 0; i < nd; ++i) ps.push_back(static_cast<int>(c.small()));
+        int order = static_cast<int>(c.small()) == MPI_ORDER_C ? DDT_ORDER_C : DDT_ORDER_FORTRAN;
+        ddt_type_darray(size, rank, nd, gs.data(), dist.data(), dargs.data(), ps.data(), order, o, &out);
+        break;
+      }
+      case MPI_COMBINER_RESIZED: {
+        int64_t lb = c.addr(), ext = c.addr();
+        ddt_type_resized(o, lb, ext, &out);
+        break;
+      }
+      default: break;  // Fortran-only and f90 combiners: the MPI moves these types itself
+    }
+  }
+  for (size_t i = 0; i < kids.size(); ++i)
+    if (fresh[i] && kids[i]) ddt_type_free(&kids[i]);
+  return out;
+}
+
+// Translates a derived (non-named) type, or a named one that is plain bytes; DDT_TYPE_NULL if
+// it cannot be translated exactly. The returned type is committed and carries the MPI's bounds.
+ddt_type translate(MPI_Datatype dt, int depth) {
+  if (depth > 64) return DDT_TYPE_NULL;
+  Contents c;
+  int64_t ni, na, nl, nd;
+  if (envelope(dt, c, ni, na, nl, nd) != MPI_SUCCESS) return DDT_TYPE_NULL;
+  MPI_Count size, lb, extent, tlb, text;
+  PMPI_Type_size_x(dt, &size);
+  PMPI_Type_get_extent_x(dt, &lb, &extent);
+  PMPI_Type_get_true_extent_x(dt, &tlb, &text);
+  ddt_type t = DDT_TYPE_NULL;
+  if (c.combiner == MPI_COMBINER_NAMED) {
+    // A named type outside the shared list (Fortran, C++, aliases): its bytes, when its data
+    // is exactly [0, size) and its extent is its size.
+    if (lb == 0 && extent == size && tlb == 0 && text == size) ddt_type_contiguous(size, DDT_BYTE, &t);
+  } else {
+    if (contents(dt, c, ni, na, nl, nd) != MPI_SUCCESS) return DDT_TYPE_NULL;
+    try {
+      t = build(c, depth);
+    } catch (const std::exception&) {  // contents shaped differently than this combiner's
+      t = DDT_TYPE_NULL;
+    }
+    for (MPI_Datatype k : c.types)
+      if (!is_named(k)) PMPI_Type_free(&k);
+  }
+  if (!t) return DDT_TYPE_NULL;
+  int64_t s, l, e;
+  ddt_type_size(t, &s);
+  ddt_type_extent(t, &l, &e);
+  if (s != size || ((l != lb || e != extent) && ddt_type_set_bounds(t, lb, extent) != DDT_SUCCESS) ||
+      ddt_type_commit(t) != DDT_SUCCESS) {
+    ddt_type_free(&t);
+    return DDT_TYPE_NULL;
+  }
+  return t;
+}
+
+const char* combiner_name(MPI_Datatype dt) {
+  int ni, na, nd, c;
+  if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &c) != MPI_SUCCESS) return "?";
+  switch (c) {
+    case MPI_COMBINER_NAMED: return "named";
+    case MPI_COMBINER_DUP: return "dup";
+    case MPI_COMBINER_CONTIGUOUS: return "contiguous";
+    case MPI_COMBINER_VECTOR: return "vector";
+    case MPI_COMBINER_HVECTOR: return "hvector";
+    case MPI_COMBINER_INDEXED: return "indexed";
+    case MPI_COMBINER_HINDEXED: return "hindexed";
+    case MPI_COMBINER_INDEXED_BLOCK: return "indexed_block";
+    case MPI_COMBINER_HINDEXED_BLOCK: return "hindexed_block";
+    case MPI_COMBINER_STRUCT: return "struct";
+    case MPI_COMBINER_SUBARRAY: return "subarray";
+    case MPI_COMBINER_DARRAY: return "darray";
+    case MPI_COMBINER_RESIZED: return "resized";
+    default: return "other";
+  }
+}
+
+TypeRef make_info(MPI_Datatype dt) {
+  auto info = std::make_shared<TypeInfo>();
+  if (predefined(dt) || is_named(dt)) {
+    info->t = DDT_TYPE_NULL;  // the MPI moves predefined types at memory speed itself
+    return info;
+  }
+  ddt_type t = translate(dt, 0);
+  if (t) {
+    info->t = t;
+    int64_t lb, n, bytes;
+    ddt_type_size(t, &info->size);
+    ddt_type_extent(t, &lb, &info->extent);
+    struct iovec iov[2];
+    // One piece per element, and elements that abut, make the whole buffer one piece.
+    info->mode = TypeInfo::Pack;
+    if (info->size == 0) {
+      info->mode = TypeInfo::Contig;
+    } else if (ddt_iov(nullptr, 1, t, 0, iov, 2, &n, &bytes) == DDT_SUCCESS && n == 1 && info->extent == info->size) {
+      info->mode = TypeInfo::Contig;
+      info->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(iov[0].iov_base));
+    }
+  }
+  if (verbose()) {
+    char desc[160] = "";
+    if (info->t) ddt_type_describe(info->t, desc, sizeof desc);
+    std::fprintf(stderr, "ddtkit-mpi: datatype %#llx (%s): %s, size %lld, extent %lld%s%s\n",
+                 static_cast<unsigned long long>(key(dt)), combiner_name(dt),
+                 info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
+                 : info->mode == TypeInfo::Pack ? "packed by ddtkit"
+                                                : "passed to the MPI (not translatable)",
+                 static_cast<long long>(info->size), static_cast<long long>(info->extent), *desc ? ": " : "", desc);
+  }
+  return info;
+}
+
+TypeRef insert(MPI_Datatype dt) {
+  TypeRef info = make_info(dt);
+  Cache& c = cache();
+  std::unique_lock<std::shared_mutex> lock(c.mu);
+  c.map[key(dt)] = info;
+  return info;
+}
+
+}  // namespace
+
+bool disabled() {
+  static const bool d = [] {
+    const char* e = std::getenv("DDTKIT_DISABLE");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  return d;
+}
+
+bool verbose() {
+  static const bool v = [] {
+    const char* e = std::getenv("DDTKIT_VERBOSE");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  return v;
+}
+
+TypeRef lookup(MPI_Datatype dt) {
+  if (TypeRef r = cached(dt)) return r;
+  return insert(dt);
+}
+
+void on_commit(MPI_Datatype dt) { insert(dt); }
+
+void on_free(MPI_Datatype dt) {
+  Cache& c = cache();
+  std::unique_lock<std::shared_mutex> lock(c.mu);
+  c.map.erase(key(dt));  // operations in flight hold their own reference to the translation
+}
+
+}  // namespace ddtmpi
