@@ -6,8 +6,9 @@
 // the ranges of the receive stream to unpack afterwards. The chunk of peer i in an element-unit
 // collective is elements [i*count, (i+1)*count) of the buffer, i.e. packed bytes
 // [i*count*size, ...): one staging buffer per side holds every chunk at that position, so v-forms
-// keep their displacements (scaled from extents to packed sizes) and MPI_IN_PLACE chunks are
-// simply not unpacked (or, for alltoall, packed first). A side whose type is Pass, or whose
+// keep their displacements (scaled from extents to packed sizes). MPI_IN_PLACE chunks that the
+// MPI reads from the receive buffer (allgather: mine; alltoall: all) are packed there first, and
+// chunks it does not write are not unpacked. A side whose type is Pass, or whose
 // displacements are negative, goes to the MPI with the user's own arguments.
 #include <algorithm>
 
@@ -230,7 +231,12 @@ int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int 
   if (in_place) as_is(c->s, sbuf, scount, stype);
   else if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
-  if (c->r.converted()) chunks(*c, g.peers, rcount * c->r.info->size, in_place ? g.me : -1);
+  if (c->r.converted()) {
+    const int64_t chunk = rcount * c->r.info->size;
+    chunks(*c, g.peers, chunk, in_place ? g.me : -1);
+    if (in_place && c->r.staging.ok())  // the MPI sends my chunk from the receive buffer
+      if (int e = pack_range(c->r, g.me * chunk, chunk)) return raise(comm, e);
+  }
   const Side &s = c->s, &r = c->r;
   int rc = req ? PMPI_Iallgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
                : PMPI_Allgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm);
@@ -253,6 +259,8 @@ int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, con
     if (c->r.staging.ok())
       for (int i = 0; i < g.peers; ++i)
         if (!in_place || i != g.me) c->ranges.push_back({c->rd[i], c->rc[i]});
+    if (in_place && c->r.staging.ok())
+      if (int e = pack_range(c->r, c->rd[g.me], c->rc[g.me])) return raise(comm, e);
   }
   const Side &s = c->s, &r = c->r;
   const int* rcs = r.converted() ? c->rc.data() : rcounts;

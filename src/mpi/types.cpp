@@ -311,6 +311,8 @@ TypeRef make_info(MPI_Datatype dt) {
   if (verbose()) {
     char desc[160] = "";
     if (info->t) ddt_type_describe(info->t, desc, sizeof desc);
+    for (char* c = desc; *c; ++c)
+      if (*c == '\n') *c = ';';
     std::fprintf(stderr, "ddtkit-mpi: datatype %#llx (%s): %s, size %lld, extent %lld%s%s\n",
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"

@@ -33,37 +33,9 @@ namespace {
 std::map<std::string, int> bound_conventions;  // "kind: mpi (lb,ext) vs standard" counts
 std::string rejected;  // set when the MPI refuses a constructor call that MPI-4.1 allows
 
-// Builds t through MPI; returns the MPI type and, in adj, t with bounds overrides wherever this
-// MPI's bounds for a node differ from the standard's (the reference interpreter's).
 MPI_Datatype build_mpi(const TNode& t, TPtr& adj) {
-  std::map<const TNode*, std::pair<MPI_Aint, MPI_Aint>> mpi_bounds;
-  int rc;
-  MPI_Datatype out = mpi_build(t, &rc, [&](const TNode& n, MPI_Datatype m) {
-    MPI_Aint lb, ext;
-    MPI_Type_get_extent(m, &lb, &ext);
-    mpi_bounds[&n] = {lb, ext};
-  });
-  if (out == MPI_DATATYPE_NULL) {
-    rejected = describe(t);
-    return out;
-  }
-  // Children first, so each node's reference bounds see its children's overrides.
-  std::function<TPtr(const TNode&)> adjust = [&](const TNode& n) -> TPtr {
-    auto a = std::make_shared<TNode>(n);
-    for (auto& k : a->kids) k = adjust(*k);
-    auto it = mpi_bounds.find(&n);
-    if (it == mpi_bounds.end()) return a;
-    RefType r;
-    ref_eval(*a, r, 1 << 22);
-    if (it->second.first != r.lb || it->second.second != r.extent()) {
-      ++bound_conventions[kind_name(n.kind)];
-      a->override_bounds = true;
-      a->ov_lb = it->second.first;
-      a->ov_extent = it->second.second;
-    }
-    return a;
-  };
-  adj = adjust(t);
+  MPI_Datatype out = mpi_build_adjusted(t, adj, [](const TNode& n) { ++bound_conventions[kind_name(n.kind)]; });
+  if (out == MPI_DATATYPE_NULL) rejected = describe(t);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ddtkit.h"
+#include "reference.hpp"
 #include "tnode.hpp"
 
 inline MPI_Datatype mpi_basic(int i) {
@@ -78,5 +79,42 @@ inline MPI_Datatype mpi_build(const TNode& t, int* rc, const MpiNodeHook& hook =
     return MPI_DATATYPE_NULL;
   }
   if (hook) hook(t, out);
+  return out;
+}
+
+// Builds t through MPI and returns, in adj, t with explicit bounds wherever this MPI's lb or
+// extent for a node differ from the standard's (the reference interpreter's): the tree whose
+// reference expansion is what this MPI's own bounds make a type move, and what an interposer
+// imposes with ddt_type_set_bounds. on_override sees each such node. MPI_DATATYPE_NULL if the
+// MPI refuses a call.
+inline MPI_Datatype mpi_build_adjusted(const TNode& t, TPtr& adj,
+                                       const std::function<void(const TNode&)>& on_override = nullptr) {
+  std::vector<std::pair<const TNode*, std::pair<MPI_Aint, MPI_Aint>>> mpi_bounds;
+  int rc;
+  MPI_Datatype out = mpi_build(t, &rc, [&](const TNode& n, MPI_Datatype m) {
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(m, &lb, &ext);
+    mpi_bounds.push_back({&n, {lb, ext}});
+  });
+  if (out == MPI_DATATYPE_NULL) return out;
+  // Children first, so each node's reference bounds see its children's overrides.
+  std::function<TPtr(const TNode&)> adjust = [&](const TNode& n) -> TPtr {
+    auto a = std::make_shared<TNode>(n);
+    for (auto& k : a->kids) k = adjust(*k);
+    const std::pair<MPI_Aint, MPI_Aint>* b = nullptr;
+    for (auto& e : mpi_bounds)
+      if (e.first == &n) b = &e.second;
+    if (!b) return a;
+    RefType r;
+    ref_eval(*a, r, 1 << 22);
+    if (b->first != r.lb || b->second != r.extent()) {
+      if (on_override) on_override(n);
+      a->override_bounds = true;
+      a->ov_lb = b->first;
+      a->ov_extent = b->second;
+    }
+    return a;
+  };
+  adj = adjust(t);
   return out;
 }
