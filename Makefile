@@ -17,7 +17,9 @@ CMAKE_MPI       := -DDDT_MPICH_PREFIX=$(VENV_MPICH) -DDDT_OMPI_PREFIX=$(VENV_OMP
 test: test-release test-asan fuzz
 	@echo "make test: all suites passed"
 
-deps: .stamp-deps $(VENV_MPICH)/.ok $(VENV_OMPI)/.ok
+MPI4PY_VERSION  ?= 4.1.2
+
+deps: .stamp-deps $(VENV_MPICH)/.ok $(VENV_OMPI)/.ok $(VENV_MPICH)/.mpi4py
 
 .stamp-deps: tools/setup-deps.sh
 	./tools/setup-deps.sh
@@ -27,6 +29,17 @@ deps: .stamp-deps $(VENV_MPICH)/.ok $(VENV_OMPI)/.ok
 $(VENV_MPICH)/.ok:
 	python3 -m venv $(VENV_MPICH)
 	$(VENV_MPICH)/bin/pip install -q --disable-pip-version-check mpich==$(MPICH_VERSION)
+	touch $@
+# mpi4py (wheel) into the MPICH environment, and its test suite from the same version's sdist:
+# the interposer runs mpi4py's datatype and point-to-point tests (tools/mpi4py-tests.sh).
+$(VENV_MPICH)/.mpi4py: $(VENV_MPICH)/.ok
+	$(VENV_MPICH)/bin/pip install -q --disable-pip-version-check mpi4py==$(MPI4PY_VERSION)
+	rm -rf $(VENV_MPICH)/mpi4py-sdist $(VENV_MPICH)/mpi4py-tests
+	$(VENV_MPICH)/bin/pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+	  mpi4py==$(MPI4PY_VERSION) -d $(VENV_MPICH)/mpi4py-sdist
+	mkdir -p $(VENV_MPICH)/mpi4py-tests
+	tar xzf $(VENV_MPICH)/mpi4py-sdist/mpi4py-$(MPI4PY_VERSION).tar.gz -C $(VENV_MPICH)/mpi4py-tests \
+	  --strip-components=1 mpi4py-$(MPI4PY_VERSION)/test
 	touch $@
 $(VENV_OMPI)/.ok:
 	python3 -m venv $(VENV_OMPI)

@@ -96,10 +96,15 @@ int contents(MPI_Datatype dt, Contents& c, int64_t ni, int64_t na, int64_t nl, i
 #endif
 }
 
-bool is_named(MPI_Datatype dt) {
-  int ni, na, nd, combiner;
-  return PMPI_Type_get_envelope(dt, &ni, &na, &nd, &combiner) == MPI_SUCCESS && combiner == MPI_COMBINER_NAMED;
+// The combiner, or -1. Through the _c envelope where the MPI has it: the plain one fails on
+// types built with large counts (mpi4py builds every type with the _c constructors).
+int combiner_of(MPI_Datatype dt) {
+  Contents c;
+  int64_t ni, na, nl, nd;
+  return envelope(dt, c, ni, na, nl, nd) == MPI_SUCCESS ? c.combiner : -1;
 }
+
+bool is_named(MPI_Datatype dt) { return combiner_of(dt) == MPI_COMBINER_NAMED; }
 
 int distrib(int d) {
   return d == MPI_DISTRIBUTE_BLOCK ? DDT_DISTRIBUTE_BLOCK : d == MPI_DISTRIBUTE_CYCLIC ? DDT_DISTRIBUTE_CYCLIC : DDT_DISTRIBUTE_NONE;
@@ -266,8 +271,8 @@ ddt_type translate(MPI_Datatype dt, int depth) {
 }
 
 const char* combiner_name(MPI_Datatype dt) {
-  int ni, na, nd, c;
-  if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &c) != MPI_SUCCESS) return "?";
+  const int c = combiner_of(dt);
+  if (c < 0) return "?";
   switch (c) {
     case MPI_COMBINER_NAMED: return "named";
     case MPI_COMBINER_DUP: return "dup";
