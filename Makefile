@@ -80,7 +80,8 @@ fuzz: build-fuzz
 	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz_$$f.log; \
 	done
 
-OMPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+OMPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+            PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 
 # The benchmark suite against each MPI (each ratio measured in one process), then the report.
 # ARGS=--full runs the papers' sizes.
@@ -88,6 +89,10 @@ bench: build $(VENV_BENCH)/.ok
 	@mkdir -p bench/results
 	$(VENV_MPICH)/bin/mpiexec -n 1 build/bench/ddt_bench_mpich --out bench/results $(ARGS)
 	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 1 build/bench/ddt_bench_ompi --out bench/results $(ARGS)
+	$(VENV_MPICH)/bin/mpiexec -n 2 -genv LD_PRELOAD $(ROOT)/build/mpi/mpich/libddtkit-mpi.so \
+	  build/bench/ddtbench_mpi_mpich --time bench/results $(ARGS)
+	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 -x LD_PRELOAD=$(ROOT)/build/mpi/ompi/libddtkit-mpi.so \
+	  build/bench/ddtbench_mpi_ompi --time bench/results $(ARGS)
 	$(VENV_BENCH)/bin/python bench/report.py bench/results
 
 # The report's plotting environment (matplotlib from PyPI).

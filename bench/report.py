@@ -227,14 +227,98 @@ def main():
         targets.append(("Commit: median create+commit < 5 us + 20 ns per index entry, every DDTBench type",
                         f"{len(best) - fails} of {len(best)} within", "", fails == 0))
 
-    summary = ["## Summary: targets of issue 3", "", "| target | measured | peers | met |", "|---|---|---|---|"]
+    inter = interposer(md, targets)
+
+    summary = ["## Summary: targets of issues 3 and 4", "", "| target | measured | peers | met |", "|---|---|---|---|"]
     summary += [f"| {t} | {m} | {p} | {'yes' if ok else '**NO**'} |" for t, m, p, ok in targets]
     md[6:6] = summary + [""]
     with open(os.path.join(OUT, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     plots(sweep, kernels, port)
+    plot_interposer(inter)
     print("\n".join(summary))
     print(f"\nreport: {os.path.join(OUT, 'report.md')}")
+
+
+# Within 10% counts as noise on these shared machines (runs of one build move by +-20%).
+NOISE = 0.90
+
+
+def interposer(md, targets):
+    """The DDTBench ping-pong and the OSU vector latency under the interposer (issue 4): for each
+    MPI, its own path (PMPI) and the intercepted one (MPI) interleaved in one process."""
+    data = {}
+    for label, name in (("MPICH", "interposer_mpich.jsonl"), ("Open MPI", "interposer_openmpi.jsonl")):
+        path = os.path.join(OUT, name)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        if rows:
+            data[label] = (rows[0]["mpi"], index(rows))
+    if not data:
+        return data
+    md += ["## MPI interposer: DDTBench ping-pong, native vs under libddtkit-mpi.so", "",
+           "Round trip as rank 0 sees it (spec §2.2), median microseconds; 2 ranks on this node. In each MPI's "
+           "run the MPI's own path (PMPI_Send/Recv, PMPI_Alltoall for FFT2D) and the intercepted one (MPI_Send/Recv) "
+           "are interleaved in one process. Speedup = native / interposed. `manual` is the application's "
+           "hand-written loop around a byte ping-pong.", ""]
+    for label, (ver, t) in data.items():
+        rowsk = [(k[1], k[2], v) for k, v in t.items() if k[0] == "pingpong"]
+        sp = [v["native"] / v["interposed"] for _, _, v in rowsk]
+        md += [f"### {ver}", "", "| kernel | params | native us | interposed us | speedup | manual us |", "|---|---|---|---|---|---|"]
+        md += [f"| {c} | {p} | {v['native'] / 1e3:.2f} | {v['interposed'] / 1e3:.2f} | {v['native'] / v['interposed']:.2f}x | "
+               f"{v['manual'] / 1e3:.2f} |" for c, p, v in rowsk]
+        worst = min(zip(sp, rowsk), key=lambda z: z[0]) if sp else (float("nan"), ("", "", {}))
+        md += ["", f"Geometric mean speedup {gmean(sp):.2f}x over {len(sp)} kernels; worst {worst[0]:.2f}x "
+               f"({worst[1][0]} {worst[1][1]}).", ""]
+        osu = sorted(((int(k[2]), v) for k, v in t.items() if k[0] == "osu_latency_vect"), key=lambda z: z[0])
+        if osu:
+            md += [f"OSU latency, `-D vect:8:4` on MPI_CHAR ({ver}), microseconds:", "",
+                   "| size | native | interposed | speedup |", "|---|---|---|---|"]
+            md += [f"| {sz} | {v['native'] / 1e3:.2f} | {v['interposed'] / 1e3:.2f} | {v['native'] / v['interposed']:.2f}x |"
+                   for sz, v in osu]
+            md.append("")
+        if sp:
+            targets.append((f"Interposer, {label}: DDTBench ping-pong geomean >= 2x vs native", f"{gmean(sp):.2f}x", "",
+                            gmean(sp) >= 2))
+            targets.append((f"Interposer, {label}: no kernel slower than native beyond noise (>= {NOISE})",
+                            f"worst {worst[0]:.2f}x ({worst[1][0]} {worst[1][1]})", "", worst[0] >= NOISE))
+    return data
+
+
+def plot_interposer(data):
+    if not data:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 4.5), gridspec_kw={"width_ratios": [2, 1]})
+    names = sorted({k[1] for _, t in data.values() for k in t if k[0] == "pingpong"})
+    w = 0.4
+    for i, (label, (ver, t)) in enumerate(data.items()):
+        ys = [gmean([v["native"] / v["interposed"] for k, v in t.items() if k[0] == "pingpong" and k[1] == n]) for n in names]
+        ax.bar([x + (i - 0.5) * w for x in range(len(names))], ys, w, label=ver)
+        osu = sorted(((int(k[2]), v) for k, v in t.items() if k[0] == "osu_latency_vect"), key=lambda z: z[0])
+        bx.plot([z for z, _ in osu], [v["native"] / v["interposed"] for _, v in osu], marker="o", label=ver)
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.axhline(2.0, color="red", lw=0.8, ls="--", label="target 2x (geomean)")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right")
+    ax.set_ylabel("ping-pong speedup under the interposer")
+    ax.legend(fontsize=8)
+    bx.set_xscale("log", base=2)
+    bx.axhline(1.0, color="gray", lw=0.8)
+    bx.set_xlabel("osu_latency -D vect:8:4 size (bytes)")
+    bx.set_ylabel("latency speedup")
+    bx.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "interposer_speedup.png"), dpi=110)
+    plt.close(fig)
 
 
 def plots(sweep, kernels, port):

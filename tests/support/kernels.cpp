@@ -37,6 +37,7 @@ namespace {
 // Allocates array `id` of n bytes filled per §4; lazy=true fills only [lo, hi) ranges later.
 char* add_array(Kernel& k, int64_t id, int64_t n) {
   k.arrays.emplace_back(new char[n]);
+  k.array_bytes.push_back(n);
   char* a = k.arrays.back().get();
   for (int64_t b = 0; b < n; ++b) a[b] = static_cast<char>(splitmix_mix((static_cast<uint64_t>(id) << 40) + b));
   return a;

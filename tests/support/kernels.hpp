@@ -17,6 +17,7 @@ struct Kernel {
   std::string name;    // e.g. "WRF_y_vec"
   std::string params;  // e.g. "2x2"
   std::vector<std::unique_ptr<char[]>> arrays;
+  std::vector<int64_t> array_bytes;  // size of each of arrays
   ddt_type type = DDT_TYPE_NULL;  // committed; displacements absolute where DDTBench uses MPI_BOTTOM
   const void* buf = nullptr;      // the buffer argument (nullptr = MPI_BOTTOM)
   int64_t count = 1;

@@ -1,0 +1,309 @@
+// The DDTBench kernels as an MPI application runs them (spec §2): each kernel's datatype built
+// through the MPI's own constructors (the same calls the spec lists, replayed from the kernel's
+// constructor tree), moved between ranks 0 and 1 with MPI_Send/MPI_Recv (FFT2D: MPI_Alltoall
+// on all ranks). It calls MPI only; run it natively or with LD_PRELOAD=libddtkit-mpi.so.
+//
+//   --check FILE  byte check: every kernel moved once by each DDTBench method (mpi_ddt, manual,
+//                 mpi_pack_ddt) into zeroed arrays; they must leave the same bytes, and
+//                 FILE gets one hash per kernel so a native and an interposed run can be
+//                 compared (they must be identical).
+//   --time DIR    ping-pong (spec §2.2: a round trip as rank 0 sees it) of every kernel, the
+//                 MPI's own path (PMPI_*, which the interposer does not intercept) and the
+//                 intercepted path (MPI_*) interleaved in this one process, plus the
+//                 application's hand-written pack loop; then an OSU-style latency sweep with a
+//                 vector type (spec §6, -D vect:8:4 on MPI_CHAR). JSON lines to
+//                 DIR/interposer_<mpi>.jsonl.
+//   --smoke       tiny repetition counts (make test); --full: more repetitions, sizes to 4 MiB.
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gen.hpp"
+#include "harness.hpp"
+#include "kernels.hpp"
+#include "mpi_build.hpp"
+
+namespace {
+
+int me = 0, np = 1;
+
+MPI_Datatype mpi_type(const Kernel& k) {
+  TPtr n = tnode_from_ddt(k.type);
+  int rc;
+  MPI_Datatype m = mpi_build(*n, &rc);
+  MPI_Type_commit(&m);
+  return m;
+}
+
+void* buf_of(const Kernel& k) { return k.buf ? const_cast<void*>(k.buf) : MPI_BOTTOM; }
+
+void zero(Kernel& k) {
+  for (size_t a = 0; a < k.arrays.size(); ++a) std::memset(k.arrays[a].get(), 0, k.array_bytes[a]);
+}
+
+uint64_t hash(const Kernel& k) {
+  uint64_t h = 0;
+  for (size_t a = 0; a < k.arrays.size(); ++a) h = h * 31 + fnv1a64(k.arrays[a].get(), k.array_bytes[a]);
+  return h;
+}
+
+bool is_fft(const Kernel& k) { return k.name == "FFT2D"; }
+
+// ---- byte check -----------------------------------------------------------------------------
+
+// One move of kernel k by method m (0 mpi_ddt, 1 manual, 2 mpi_pack_ddt) from rank 0 to rank 1,
+// whose arrays are zeroed first; returns rank 1's hash of its arrays (0 elsewhere).
+uint64_t move_once(Kernel& k, MPI_Datatype t, int m) {
+  std::vector<char> tmp(k.bytes + 1), tmp2(k.bytes + 1);
+  const int count = static_cast<int>(k.count), bytes = static_cast<int>(k.bytes);
+  if (is_fft(k)) {  // every rank sends one element to each of 2 ranks and receives into zeroed arrays
+    std::vector<char> saved(k.array_bytes[0]);
+    std::memcpy(saved.data(), k.arrays[0].get(), saved.size());
+    const int per = bytes / np;
+    if (m == 0) {
+      std::vector<char> out(saved.size(), 0);
+      MPI_Alltoall(k.arrays[0].get(), 1, t, out.data(), 1, t, MPI_COMM_WORLD);
+      std::memcpy(k.arrays[0].get(), out.data(), out.size());
+    } else if (m == 1) {
+      k.manual_pack(tmp.data());
+      MPI_Alltoall(tmp.data(), per, MPI_BYTE, tmp2.data(), per, MPI_BYTE, MPI_COMM_WORLD);
+      zero(k);
+      k.manual_unpack(tmp2.data());
+    } else {
+      int pos = 0;
+      MPI_Pack(k.arrays[0].get(), count, t, tmp.data(), bytes, &pos, MPI_COMM_WORLD);
+      MPI_Alltoall(tmp.data(), per, MPI_PACKED, tmp2.data(), per, MPI_PACKED, MPI_COMM_WORLD);
+      zero(k);
+      pos = 0;
+      MPI_Unpack(tmp2.data(), bytes, &pos, k.arrays[0].get(), count, t, MPI_COMM_WORLD);
+    }
+    uint64_t h = hash(k);
+    std::memcpy(k.arrays[0].get(), saved.data(), saved.size());
+    return me == 1 ? h : 0;
+  }
+  if (me == 0) {
+    if (m == 0) MPI_Send(buf_of(k), count, t, 1, 0, MPI_COMM_WORLD);
+    if (m == 1) k.manual_pack(tmp.data()), MPI_Send(tmp.data(), bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+    if (m == 2) {
+      int pos = 0;
+      MPI_Pack(buf_of(k), count, t, tmp.data(), bytes, &pos, MPI_COMM_WORLD);
+      MPI_Send(tmp.data(), pos, MPI_PACKED, 1, 0, MPI_COMM_WORLD);
+    }
+    return 0;
+  }
+  if (me != 1) return 0;
+  std::vector<char> saved;
+  for (size_t a = 0; a < k.arrays.size(); ++a)
+    saved.insert(saved.end(), k.arrays[a].get(), k.arrays[a].get() + k.array_bytes[a]);
+  zero(k);
+  if (m == 0) MPI_Recv(buf_of(k), count, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (m == 1) MPI_Recv(tmp.data(), bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), k.manual_unpack(tmp.data());
+  if (m == 2) {
+    MPI_Recv(tmp.data(), bytes, MPI_PACKED, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int pos = 0;
+    MPI_Unpack(tmp.data(), bytes, &pos, buf_of(k), count, t, MPI_COMM_WORLD);
+  }
+  uint64_t h = hash(k);
+  size_t off = 0;
+  for (size_t a = 0; a < k.arrays.size(); ++a) {
+    std::memcpy(k.arrays[a].get(), saved.data() + off, k.array_bytes[a]);
+    off += k.array_bytes[a];
+  }
+  return h;
+}
+
+int check(const char* path, const std::vector<std::unique_ptr<Kernel>>& ks) {
+  FILE* f = me == 1 ? std::fopen(path, "w") : nullptr;
+  int bad = 0;
+  for (auto& kp : ks) {
+    Kernel& k = *kp;
+    MPI_Datatype t = mpi_type(k);
+    uint64_t h[3];
+    for (int m = 0; m < 3; ++m) h[m] = move_once(k, t, m);
+    MPI_Type_free(&t);
+    if (me != 1) continue;
+    // LAMMPS's hand loop moves the atoms in the application's own order (array of structs),
+    // not the datatype's, so its arrays are compared only between the two datatype methods.
+    bool same = (h[0] == h[1] || !k.manual_matches_type) && h[0] == h[2];
+    if (!same) {
+      ++bad;
+      std::printf("FAILURE %s %s: mpi_ddt %016llx, manual %016llx, mpi_pack_ddt %016llx differ\n", k.name.c_str(),
+                  k.params.c_str(), (unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2]);
+    }
+    std::fprintf(f, "%s %s %016llx%s\n", k.name.c_str(), k.params.c_str(), (unsigned long long)h[0],
+                 same ? "" : " METHODS DIFFER");
+  }
+  if (f) std::fclose(f);
+  MPI_Bcast(&bad, 1, MPI_INT, 1, MPI_COMM_WORLD);
+  if (me == 1) std::printf("%zu kernels moved by mpi_ddt, manual and mpi_pack_ddt: %d differ\n", ks.size(), bad);
+  return bad;
+}
+
+// ---- timing ---------------------------------------------------------------------------------
+
+// Interleaved round trips of each method; rank 0 chooses how many per sample (its own clock)
+// and tells the others, so every rank runs the same sequence. Medians per round trip.
+std::vector<Timing> pingpong(const std::vector<Method>& ms, int reps) {
+  std::vector<int> iters(ms.size(), 1);
+  for (size_t m = 0; m < ms.size(); ++m) {
+    double t0 = now_ns();
+    ms[m].run();
+    ms[m].run();
+    iters[m] = std::max(1, static_cast<int>(4e5 / std::max(1.0, (now_ns() - t0) / 2)));
+  }
+  MPI_Bcast(iters.data(), static_cast<int>(iters.size()), MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<std::vector<double>> samples(ms.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t m = 0; m < ms.size(); ++m) {
+      double t0 = now_ns();
+      for (int i = 0; i < iters[m]; ++i) ms[m].run();
+      samples[m].push_back((now_ns() - t0) / iters[m]);
+    }
+  std::vector<Timing> out;
+  for (size_t m = 0; m < ms.size(); ++m) out.push_back({ms[m].name, median_of(samples[m])});
+  return out;
+}
+
+using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+using RecvFn = int (*)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
+
+// One DDTBench round trip (rank 0 sends then receives; rank 1 mirrors) through send/recv.
+void round_trip(SendFn send, RecvFn recv, void* buf, int count, MPI_Datatype t) {
+  if (me == 0) {
+    send(buf, count, t, 1, 0, MPI_COMM_WORLD);
+    recv(buf, count, t, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (me == 1) {
+    recv(buf, count, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    send(buf, count, t, 0, 0, MPI_COMM_WORLD);
+  }
+}
+
+void time_kernels(Results& res, const std::vector<std::unique_ptr<Kernel>>& ks, int reps) {
+  for (auto& kp : ks) {
+    Kernel& k = *kp;
+    MPI_Datatype t = mpi_type(k);
+    const int count = static_cast<int>(k.count), bytes = static_cast<int>(k.bytes);
+    std::vector<char> tmp(k.bytes + 1), out(is_fft(k) ? k.array_bytes[0] : 1), tmp2(k.bytes + 1);
+    void* buf = buf_of(k);
+    std::vector<Method> ms;
+    if (is_fft(k)) {  // two transposes per iteration (spec §2.2)
+      char* a = k.arrays[0].get();
+      const int per = bytes / np;
+      ms = {{"native", [&] { for (int i = 0; i < 2; ++i) PMPI_Alltoall(a, 1, t, out.data(), 1, t, MPI_COMM_WORLD); }},
+            {"interposed", [&] { for (int i = 0; i < 2; ++i) MPI_Alltoall(a, 1, t, out.data(), 1, t, MPI_COMM_WORLD); }},
+            {"manual", [&] {
+               for (int i = 0; i < 2; ++i) {
+                 k.manual_pack(tmp.data());
+                 PMPI_Alltoall(tmp.data(), per, MPI_BYTE, tmp2.data(), per, MPI_BYTE, MPI_COMM_WORLD);
+                 k.manual_unpack(tmp2.data());
+               }
+             }}};
+    } else {
+      ms = {{"native", [&] { round_trip(PMPI_Send, PMPI_Recv, buf, count, t); }},
+            {"interposed", [&] { round_trip(MPI_Send, MPI_Recv, buf, count, t); }},
+            {"manual", [&] {  // the hand-written loops around a byte ping-pong (rank 1 unpacks and re-packs)
+               if (me == 0) {
+                 k.manual_pack(tmp.data());
+                 PMPI_Send(tmp.data(), bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                 PMPI_Recv(tmp.data(), bytes, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                 k.manual_unpack(tmp.data());
+               } else if (me == 1) {
+                 PMPI_Recv(tmp.data(), bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                 k.manual_unpack(tmp.data());
+                 k.manual_pack(tmp.data());
+                 PMPI_Send(tmp.data(), bytes, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+               }
+             }}};
+    }
+    auto ts = pingpong(ms, reps);
+    MPI_Type_free(&t);
+    if (me != 0) continue;
+    res.add("pingpong", k.name, k.params, "round trip", k.bytes, ts);
+    std::printf("[pingpong] %-14s %-12s %9lld B  native %9.2f us  interposed %9.2f us (%.2fx)  manual %9.2f us\n",
+                k.name.c_str(), k.params.c_str(), (long long)k.bytes, find(ts, "native") / 1e3,
+                find(ts, "interposed") / 1e3, find(ts, "native") / find(ts, "interposed"), find(ts, "manual") / 1e3);
+    std::fflush(stdout);
+  }
+}
+
+// osu_latency -D vect:8:4 on MPI_CHAR: vector(size/8, 4, 8, char), count 1, from a page-aligned
+// buffer of `size` bytes; latency = round trip / 2.
+void osu_vect(Results& res, int64_t max_size, int reps) {
+  for (int64_t size = 8; size <= max_size; size *= 2) {
+    const int stride = 8, bl = 4, n = static_cast<int>(size / stride);
+    MPI_Datatype v;
+    MPI_Type_vector(n, bl, stride, MPI_CHAR, &v);
+    MPI_Type_commit(&v);
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, size)) MPI_Abort(MPI_COMM_WORLD, 1);
+    std::memset(p, 1, size);
+    std::vector<Method> ms = {{"native", [&] { round_trip(PMPI_Send, PMPI_Recv, p, 1, v); }},
+                              {"interposed", [&] { round_trip(MPI_Send, MPI_Recv, p, 1, v); }}};
+    auto ts = pingpong(ms, reps);
+    for (auto& t : ts) t.ns /= 2;
+    MPI_Type_free(&v);
+    std::free(p);
+    if (me != 0) continue;
+    res.add("osu_latency_vect", "vect:8:4 char", std::to_string(size), "latency", int64_t(n) * bl, ts);
+    std::printf("[osu_latency -D vect:8:4] size %8lld  transmit %8lld B  native %8.2f us  interposed %8.2f us (%.2fx)\n",
+                (long long)size, (long long)n * bl, find(ts, "native") / 1e3, find(ts, "interposed") / 1e3,
+                find(ts, "native") / find(ts, "interposed"));
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  const char* check_path = nullptr;
+  const char* dir = nullptr;
+  bool smoke = false, full = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--check") && i + 1 < argc) check_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--time") && i + 1 < argc) dir = argv[++i];
+    else if (!std::strcmp(argv[i], "--smoke")) smoke = true;
+    else if (!std::strcmp(argv[i], "--full")) full = true;
+  }
+  if (np != 2) {
+    if (me == 0) std::printf("ddtbench_mpi runs on exactly 2 ranks (spec §2.1; FFT2D's kernel is built for P = 2)\n");
+    MPI_Finalize();
+    return 2;
+  }
+  auto ks = ddtbench_kernels(false);
+  int rc = 0;
+  if (check_path) rc = check(check_path, ks);
+  if (dir) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    std::string v(version, std::strcspn(version, "\n,"));
+    const bool mpich = v.find("MPICH") != std::string::npos;
+    while (v.find("  ") != std::string::npos) v.erase(v.find("  "), 1);
+    std::string path = std::string(dir) + "/interposer_" + (mpich ? "mpich" : "openmpi") + ".jsonl";
+    if (me == 0) mkdir(dir, 0755);
+    Results res(me == 0 ? path : "/dev/null", v);
+    if (!res.ok()) {
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (me == 0) std::printf("== DDTBench ping-pong and OSU vector latency, %s, native (PMPI) vs interposed (MPI) -> %s\n", v.c_str(), path.c_str());
+    if (smoke) {
+      std::vector<std::unique_ptr<Kernel>> few;
+      for (size_t i = 0; i < ks.size(); i += 9) few.push_back(std::move(ks[i]));
+      time_kernels(res, few, 1);
+      osu_vect(res, 1 << 12, 1);
+    } else {
+      time_kernels(res, ks, full ? 15 : 7);
+      osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 15 : 7);
+    }
+  }
+  MPI_Finalize();
+  return rc ? 1 : 0;
+}
