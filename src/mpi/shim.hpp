@@ -23,6 +23,8 @@
 namespace ddtmpi {
 
 // DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
+// DDTKIT_PASS_BLOCK=B: large messages of monotone types whose mean contiguous piece is at least
+//   B bytes go to the MPI as they are (default 2048; 0: never). See side.cpp.
 // DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
 bool disabled();
 bool verbose();
@@ -33,6 +35,8 @@ struct TypeInfo {
   ddt_type t = DDT_TYPE_NULL;  // Contig and Pack: the translation, with the MPI's bounds
   int64_t size = 0, extent = 0;
   int64_t offset = 0;          // Contig: where the data of element 0 starts, from buf
+  int64_t mean_block = 0;      // Pack: packed bytes per contiguous piece of one element
+  bool monotone = false;       // Pack: pieces ascend without overlap, elements do not overlap
   ~TypeInfo() { if (t) ddt_type_free(&t); }
 };
 using TypeRef = std::shared_ptr<const TypeInfo>;

@@ -8,6 +8,7 @@
 // standard, and from each other, on struct bounds with explicit markers), so count > 1 and
 // every enclosing type see the same element spacing as the MPI does. A node whose size
 // disagrees with the MPI's, or that cannot be translated, makes its type Pass: the MPI moves it.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -113,6 +114,7 @@ int distrib(int d) {
 struct Cache {
   std::shared_mutex mu;
   std::unordered_map<uint64_t, TypeRef> map;
+  std::atomic<uint64_t> generation{0};  // bumped by every change of map
 };
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: MPI calls may come from atexit handlers
@@ -291,6 +293,25 @@ const char* combiner_name(MPI_Datatype dt) {
   }
 }
 
+// Contiguous pieces of one element (merged, as ddt_iov lists them), and whether they ascend
+// without overlapping.
+int64_t pieces(ddt_type t, int64_t size, bool* ascending) {
+  struct iovec iov[256];
+  int64_t n = 0, off = 0, got, bytes;
+  uintptr_t end = 0;
+  *ascending = true;
+  while (off < size && ddt_iov(nullptr, 1, t, off, iov, 256, &got, &bytes) == DDT_SUCCESS && bytes > 0) {
+    for (int64_t i = 0; i < got; ++i) {
+      const uintptr_t b = reinterpret_cast<uintptr_t>(iov[i].iov_base);
+      if ((n > 0 || i > 0) && b < end) *ascending = false;
+      end = b + iov[i].iov_len;
+    }
+    n += got;
+    off += bytes;
+  }
+  return n > 0 ? n : 1;
+}
+
 TypeRef make_info(MPI_Datatype dt) {
   auto info = std::make_shared<TypeInfo>();
   if (predefined(dt) || is_named(dt)) {
@@ -311,6 +332,12 @@ TypeRef make_info(MPI_Datatype dt) {
     } else if (ddt_iov(nullptr, 1, t, 0, iov, 2, &n, &bytes) == DDT_SUCCESS && n == 1 && info->extent == info->size) {
       info->mode = TypeInfo::Contig;
       info->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(iov[0].iov_base));
+    } else {
+      bool ascending;
+      info->mean_block = info->size / pieces(t, info->size, &ascending);
+      int64_t tlb, text;
+      ddt_type_true_extent(t, &tlb, &text);
+      info->monotone = ascending && info->extent >= text;
     }
   }
   if (verbose()) {
@@ -321,8 +348,11 @@ TypeRef make_info(MPI_Datatype dt) {
     std::fprintf(stderr, "ddtkit-mpi: datatype %#llx (%s): %s, size %lld, extent %lld%s%s\n",
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
-                 : info->mode == TypeInfo::Pack ? "packed by ddtkit"
-                                                : "passed to the MPI (not translatable)",
+                 : info->mode != TypeInfo::Pack ? "passed to the MPI (not translatable)"
+                 : info->monotone && info->mean_block >= 2048
+                     ? "packed by ddtkit (messages of 64 KiB and more: passed to the MPI, whose single-copy path "
+                       "moves its large pieces as fast)"
+                     : "packed by ddtkit",
                  static_cast<long long>(info->size), static_cast<long long>(info->extent), *desc ? ": " : "", desc);
   }
   return info;
@@ -333,8 +363,19 @@ TypeRef insert(MPI_Datatype dt) {
   Cache& c = cache();
   std::unique_lock<std::shared_mutex> lock(c.mu);
   c.map[key(dt)] = info;
+  c.generation.fetch_add(1, std::memory_order_release);
   return info;
 }
+
+// Each thread remembers its last few lookups, valid while the cache has not changed since: an
+// application sends the same few types over and over, and this spares each call the shared lock.
+struct Recent {
+  uint64_t key = 0, generation = ~uint64_t(0);
+  TypeRef ref;
+};
+constexpr int kRecent = 4;
+thread_local Recent recent[kRecent];
+thread_local int recent_next = 0;
 
 }  // namespace
 
@@ -355,8 +396,14 @@ bool verbose() {
 }
 
 TypeRef lookup(MPI_Datatype dt) {
-  if (TypeRef r = cached(dt)) return r;
-  return insert(dt);
+  const uint64_t k = key(dt), g = cache().generation.load(std::memory_order_acquire);
+  for (const Recent& r : recent)
+    if (r.key == k && r.generation == g) return r.ref;
+  TypeRef r = cached(dt);
+  if (!r) r = insert(dt);
+  Recent& slot = recent[recent_next++ % kRecent];
+  slot.key = k, slot.generation = g, slot.ref = r;
+  return r;
 }
 
 void on_commit(MPI_Datatype dt) { insert(dt); }
@@ -365,6 +412,7 @@ void on_free(MPI_Datatype dt) {
   Cache& c = cache();
   std::unique_lock<std::shared_mutex> lock(c.mu);
   c.map.erase(key(dt));  // operations in flight hold their own reference to the translation
+  c.generation.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace ddtmpi
