@@ -28,6 +28,7 @@ namespace ddtmpi {
 // DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
 bool disabled();
 bool verbose();
+int64_t pass_block_bytes();
 
 // What the interposer knows of one MPI datatype.
 struct TypeInfo {

@@ -93,8 +93,6 @@ int raise(MPI_Comm comm, int code) {
   return code;
 }
 
-namespace {
-
 // Large messages of types made of large pieces go to the MPI as they are. Staging costs a pack
 // and an unpack pass over the data on top of the MPI's own copies, while MPICH and Open MPI
 // move large contiguous pieces with their single-copy paths; measured on FFT2D (2 ranks, MPICH
@@ -102,13 +100,15 @@ namespace {
 // 0.6-1.1x of the MPI's own path and passing through at 0.95-1.05x. Only monotone layouts
 // (ascending pieces, no overlap within or between elements) are passed: those are the layouts
 // both MPIs pack right (Open MPI 5.0.11's wrong packs are overlapping or oddly resized types).
-int64_t pass_large_blocks() {
+int64_t pass_block_bytes() {
   static const int64_t v = [] {
     const char* e = std::getenv("DDTKIT_PASS_BLOCK");
     return e && *e ? std::atoll(e) : 2048;
   }();
   return v;
 }
+namespace {
+
 constexpr int64_t kPassBytes = int64_t(1) << 16;
 
 // count elements of the type, as bytes the MPI can be given with an int count; false when the
@@ -120,8 +120,8 @@ bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   TypeRef info = lookup(dt);
   if (info->mode == TypeInfo::Pass || count < 0) return false;
   if (info->size > 0 && count > INT_MAX / info->size) return false;
-  if (pass_large_blocks() > 0 && info->mode == TypeInfo::Pack && info->monotone &&
-      info->mean_block >= pass_large_blocks() && count * info->size >= kPassBytes)
+  if (pass_block_bytes() > 0 && info->mode == TypeInfo::Pack && info->monotone &&
+      info->mean_block >= pass_block_bytes() && count * info->size >= kPassBytes)
     return false;
   s.info = std::move(info);
   s.bytes = count * s.info->size;

@@ -349,7 +349,7 @@ TypeRef make_info(MPI_Datatype dt) {
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
                  : info->mode != TypeInfo::Pack ? "passed to the MPI (not translatable)"
-                 : info->monotone && info->mean_block >= 2048
+                 : info->monotone && pass_block_bytes() > 0 && info->mean_block >= pass_block_bytes()
                      ? "packed by ddtkit (messages of 64 KiB and more: passed to the MPI, whose single-copy path "
                        "moves its large pieces as fast)"
                      : "packed by ddtkit",
