@@ -23,8 +23,9 @@
 namespace ddtmpi {
 
 // DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
-// DDTKIT_PASS_BLOCK=B: large messages of monotone types whose mean contiguous piece is at least
-//   B bytes go to the MPI as they are (default 2048; 0: never). See side.cpp.
+// DDTKIT_PASS_BLOCK=B (MPICH only): messages of 64 KiB and more of monotone types whose mean
+//   contiguous piece is at least B bytes go to the MPI as they are (default 2048; 0: never).
+//   See side.cpp.
 // DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
 bool disabled();
 bool verbose();
@@ -38,6 +39,7 @@ struct TypeInfo {
   int64_t offset = 0;          // Contig: where the data of element 0 starts, from buf
   int64_t mean_block = 0;      // Pack: packed bytes per contiguous piece of one element
   bool monotone = false;       // Pack: pieces ascend without overlap, elements do not overlap
+  bool x87 = false;            // holds an x87 long double (10 value bytes in a 16-byte slot)
   ~TypeInfo() { if (t) ddt_type_free(&t); }
 };
 using TypeRef = std::shared_ptr<const TypeInfo>;

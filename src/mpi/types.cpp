@@ -132,10 +132,16 @@ ddt_type translate(MPI_Datatype dt, int depth);
 
 // The ddtkit type of a child: the cached translation of a type the application committed, or a
 // fresh one (the caller frees it; *fresh says whether it must).
+thread_local bool saw_x87;  // set while translating a type that holds an x87 long double
+
 ddt_type child(MPI_Datatype dt, int depth, bool* fresh) {
   *fresh = false;
-  if (ddt_type p = predefined(dt)) return p;
+  if (ddt_type p = predefined(dt)) {
+    saw_x87 |= p == DDT_LONG_DOUBLE || p == DDT_C_LONG_DOUBLE_COMPLEX || p == DDT_LONG_DOUBLE_INT;
+    return p;
+  }
   if (TypeRef r = cached(dt)) {
+    saw_x87 |= r->x87;
     if (r->t) return r->t;
     if (r->mode == TypeInfo::Pass && !is_named(dt)) return DDT_TYPE_NULL;
   }
@@ -318,7 +324,9 @@ TypeRef make_info(MPI_Datatype dt) {
     info->t = DDT_TYPE_NULL;  // the MPI moves predefined types at memory speed itself
     return info;
   }
+  saw_x87 = false;
   ddt_type t = translate(dt, 0);
+  info->x87 = saw_x87;
   if (t) {
     info->t = t;
     int64_t lb, n, bytes;
@@ -349,7 +357,7 @@ TypeRef make_info(MPI_Datatype dt) {
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
                  : info->mode != TypeInfo::Pack ? "passed to the MPI (not translatable)"
-                 : info->monotone && pass_block_bytes() > 0 && info->mean_block >= pass_block_bytes()
+                 : info->monotone && !info->x87 && pass_block_bytes() > 0 && info->mean_block >= pass_block_bytes()
                      ? "packed by ddtkit (messages of 64 KiB and more: passed to the MPI, whose single-copy path "
                        "moves its large pieces as fast)"
                      : "packed by ddtkit",
