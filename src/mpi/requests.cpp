@@ -16,11 +16,7 @@ namespace ddtmpi {
 
 namespace {
 
-uint64_t key(MPI_Request r) {
-  uint64_t k = 0;
-  std::memcpy(&k, &r, sizeof r);
-  return k;
-}
+uint64_t key(MPI_Request r) { return handle_key(r); }
 
 struct Registry {
   std::mutex mu;

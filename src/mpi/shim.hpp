@@ -14,6 +14,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -21,6 +22,15 @@
 #include "ddtkit.h"
 
 namespace ddtmpi {
+
+// An MPI handle (an int in MPICH, a pointer in Open MPI) as a hash key.
+template <class Handle>
+uint64_t handle_key(Handle h) {
+  static_assert(sizeof(Handle) <= sizeof(uint64_t), "handles fit in 64 bits");
+  uint64_t k = 0;
+  std::memcpy(&k, &h, sizeof h);
+  return k;
+}
 
 // DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
 // DDTKIT_PASS_BLOCK=B (MPICH only): messages of 64 KiB and more of monotone types whose mean

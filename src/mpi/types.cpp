@@ -24,11 +24,7 @@ namespace ddtmpi {
 
 namespace {
 
-uint64_t key(MPI_Datatype dt) {
-  uint64_t k = 0;
-  std::memcpy(&k, &dt, sizeof dt);
-  return k;
-}
+uint64_t key(MPI_Datatype dt) { return handle_key(dt); }
 
 // The predefined types both libraries know, paired by name (the DDT_ list uses MPI's names).
 ddt_type predefined(MPI_Datatype dt) {

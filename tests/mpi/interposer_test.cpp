@@ -377,12 +377,6 @@ bool interposer_loaded() {
   return f && dladdr(f, &info) && info.dli_fname && std::strstr(info.dli_fname, "ddtkit-mpi");
 }
 
-TPtr basic(int b) {
-  auto n = std::make_shared<TNode>();
-  n->basic = b;
-  return n;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -408,18 +402,7 @@ int main(int argc, char** argv) {
   }
   fixed_cases();
   // The two types Open MPI 5.0.11 packs wrongly (issue 4), then random types.
-  std::vector<TPtr> trees;
-  {
-    auto hv = std::make_shared<TNode>();
-    hv->kind = TNode::HVector, hv->count = 4, hv->bl = 3, hv->stride = 8, hv->kids = {basic(25)};
-    auto r1 = std::make_shared<TNode>();
-    r1->kind = TNode::Resized, r1->lb = 4, r1->extent = 20, r1->kids = {basic(24)};
-    auto r2 = std::make_shared<TNode>();
-    r2->kind = TNode::Resized, r2->lb = 0, r2->extent = 20, r2->kids = {r1};
-    auto ix = std::make_shared<TNode>();
-    ix->kind = TNode::Indexed, ix->count = 1, ix->bls = {3}, ix->displs = {-4}, ix->kids = {r2};
-    trees = {hv, ix};
-  }
+  std::vector<TPtr> trees = open_mpi_wrong_pack_types();
   GenOptions opt;
   opt.allow_overlap = false;  // a receive into overlapping entries has no defined result
   int64_t skipped = 0;

@@ -206,16 +206,9 @@ int main(int argc, char** argv) {
     ddt_type_free(&d);
     MPI_Type_free(&m);
     std::mt19937_64 rng(99);
-    auto hv = std::make_shared<TNode>();
-    hv->kind = TNode::HVector, hv->count = 4, hv->bl = 3, hv->stride = 8, hv->kids = {basic(25)};
-    compare(*hv, rng, s, nullptr, "fact (b1) hvector(4,3,8B,C_DOUBLE_COMPLEX)");
-    auto r1 = std::make_shared<TNode>();
-    r1->kind = TNode::Resized, r1->lb = 4, r1->extent = 20, r1->kids = {basic(24)};
-    auto r2 = std::make_shared<TNode>();
-    r2->kind = TNode::Resized, r2->lb = 0, r2->extent = 20, r2->kids = {r1};
-    auto ix = std::make_shared<TNode>();
-    ix->kind = TNode::Indexed, ix->count = 1, ix->bls = {3}, ix->displs = {-4}, ix->kids = {r2};
-    compare(*ix, rng, s, nullptr, "fact (b2) indexed(1,{3},{-4},resized(resized(C_FLOAT_COMPLEX,4,20),0,20))");
+    std::vector<TPtr> wrong = open_mpi_wrong_pack_types();
+    compare(*wrong[0], rng, s, nullptr, "fact (b1) hvector(4,3,8B,C_DOUBLE_COMPLEX)");
+    compare(*wrong[1], rng, s, nullptr, "fact (b2) indexed(1,{3},{-4},resized(resized(C_FLOAT_COMPLEX,4,20),0,20))");
   }
 
   GenOptions opt;

@@ -289,3 +289,20 @@ TPtr tnode_from_ddt(ddt_type t) {
   }
   return n;
 }
+
+std::vector<TPtr> open_mpi_wrong_pack_types() {
+  auto basic = [](int b) {
+    auto n = std::make_shared<TNode>();
+    n->basic = b;
+    return n;
+  };
+  auto hv = std::make_shared<TNode>();
+  hv->kind = TNode::HVector, hv->count = 4, hv->bl = 3, hv->stride = 8, hv->kids = {basic(25)};
+  auto r1 = std::make_shared<TNode>();
+  r1->kind = TNode::Resized, r1->lb = 4, r1->extent = 20, r1->kids = {basic(24)};
+  auto r2 = std::make_shared<TNode>();
+  r2->kind = TNode::Resized, r2->lb = 0, r2->extent = 20, r2->kids = {r1};
+  auto ix = std::make_shared<TNode>();
+  ix->kind = TNode::Indexed, ix->count = 1, ix->bls = {3}, ix->displs = {-4}, ix->kids = {r2};
+  return {hv, ix};
+}

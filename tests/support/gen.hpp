@@ -25,3 +25,8 @@ ddt_type build_ddt(const TNode& t, int* err);
 // MPI peer can build the same type with the same calls). Returns nullptr for a deserialized
 // type, which has no constructor history.
 TPtr tnode_from_ddt(ddt_type t);
+
+// The two types Open MPI 5.0.11 packs wrongly (issue 4's facts): hvector(4, 3, 8 B,
+// C_DOUBLE_COMPLEX), whose blocks overlap, and indexed(1, {3}, {-4}, resized(resized(
+// C_FLOAT_COMPLEX, 4, 20), 0, 20)).
+std::vector<TPtr> open_mpi_wrong_pack_types();
