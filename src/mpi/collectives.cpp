@@ -43,6 +43,14 @@ void as_is(Side& x, const void* buf, int64_t count, MPI_Datatype dt) {
   x.user = buf, x.count = count, x.dt = dt;
 }
 
+// The send side: prepared where this rank sends from it, the user's arguments otherwise (in place,
+// or a rank whose send arguments the collective ignores).
+int send_side(Side& x, bool sends, const void* buf, int64_t count, MPI_Datatype dt) {
+  if (sends) return prepare_send(x, buf, count, dt);
+  as_is(x, buf, count, dt);
+  return MPI_SUCCESS;
+}
+
 // A per-peer count for the MPI: bytes where the side is converted.
 int per(const Side& x, int count) { return x.converted() ? static_cast<int>(count * x.info->size) : count; }
 
@@ -120,11 +128,7 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
   auto c = std::make_shared<Coll>();
   const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
   const bool sends = g.inter ? root >= 0 : !(is_root && sbuf == MPI_IN_PLACE);
-  if (sends) {
-    if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
-  } else {
-    as_is(c->s, sbuf, scount, stype);
-  }
+  if (int e = send_side(c->s, sends, sbuf, scount, stype)) return raise(comm, e);
   if (is_root) {
     if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
     if (c->r.converted()) chunks(*c, g.peers, rcount * c->r.info->size, sends ? -1 : g.me);
@@ -143,11 +147,7 @@ int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const 
   auto c = std::make_shared<Coll>();
   const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
   const bool sends = g.inter ? root >= 0 : !(is_root && sbuf == MPI_IN_PLACE);
-  if (sends) {
-    if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
-  } else {
-    as_is(c->s, sbuf, scount, stype);
-  }
+  if (int e = send_side(c->s, sends, sbuf, scount, stype)) return raise(comm, e);
   as_is(c->r, rbuf, 0, rtype);
   if (is_root) {
     int64_t total = span(g.peers, rcounts, displs);
@@ -228,8 +228,7 @@ int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int 
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;
-  if (in_place) as_is(c->s, sbuf, scount, stype);
-  else if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = send_side(c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
   if (c->r.converted()) {
     const int64_t chunk = rcount * c->r.info->size;
@@ -248,8 +247,7 @@ int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, con
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;
-  if (in_place) as_is(c->s, sbuf, scount, stype);
-  else if (int e = prepare_send(c->s, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = send_side(c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
   as_is(c->r, rbuf, 0, rtype);
   int64_t total = span(g.peers, rcounts, displs);
   if (total >= 0)
