@@ -12,6 +12,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -49,6 +50,9 @@ struct TypeInfo {
   int64_t offset = 0;          // Contig: where the data of element 0 starts, from buf
   int64_t mean_block = 0;      // Pack: packed bytes per contiguous piece of one element
   bool monotone = false;       // Pack: pieces ascend without overlap, elements do not overlap
+  int64_t pieces = 0;          // Pack: contiguous pieces of one element
+  // Pack, not monotone: the largest count whose elements were found not to share a byte.
+  mutable std::atomic<int64_t> disjoint_upto{0};
   bool x87 = false;            // holds an x87 long double (10 value bytes in a 16-byte slot)
   ~TypeInfo() { if (t) ddt_type_free(&t); }
 };

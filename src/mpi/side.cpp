@@ -1,5 +1,6 @@
 // One side of a data movement (a send buffer or a receive buffer) as the interposer performs it,
 // and the pool of staging buffers behind it.
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -118,6 +119,32 @@ namespace {
 
 constexpr int64_t kPassBytes = int64_t(1) << 16;
 
+// Whether count elements of a type touch no byte twice: true for monotone types; otherwise (the
+// elements interleave, as FFT2D's transposed rows do) checked once per count on the pieces of all
+// count elements, sorted, where there are at most kCheckPieces of them. Found disjoint for a count,
+// disjoint for every smaller one.
+constexpr int64_t kCheckPieces = 4096;
+bool disjoint(const TypeInfo& info, int64_t count) {
+  if (info.monotone) return true;
+  if (count <= info.disjoint_upto.load(std::memory_order_relaxed)) return true;
+  if (info.pieces <= 0 || count > kCheckPieces / info.pieces) return false;
+  std::vector<std::pair<uintptr_t, size_t>> all;
+  struct iovec iov[256];
+  int64_t off = 0, got, bytes;
+  const int64_t total = count * info.size;
+  while (off < total && ddt_iov(nullptr, count, info.t, off, iov, 256, &got, &bytes) == DDT_SUCCESS && bytes > 0) {
+    for (int64_t i = 0; i < got; ++i) all.push_back({reinterpret_cast<uintptr_t>(iov[i].iov_base), iov[i].iov_len});
+    off += bytes;
+  }
+  std::sort(all.begin(), all.end());
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all[i].first < all[i - 1].first + all[i - 1].second) return false;
+  int64_t seen = info.disjoint_upto.load(std::memory_order_relaxed);
+  while (seen < count && !info.disjoint_upto.compare_exchange_weak(seen, count)) {
+  }
+  return true;
+}
+
 // count elements of the type, as bytes the MPI can be given with an int count; false when the
 // call is better left to the MPI (the type is Pass, or the bytes overflow an int).
 bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
@@ -127,8 +154,8 @@ bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   TypeRef info = lookup(dt);
   if (info->mode == TypeInfo::Pass || count < 0) return false;
   if (info->size > 0 && count > INT_MAX / info->size) return false;
-  if (pass_block_bytes() > 0 && info->mode == TypeInfo::Pack && info->monotone && !info->x87 &&
-      info->mean_block >= pass_block_bytes() && count * info->size >= kPassBytes)
+  if (pass_block_bytes() > 0 && info->mode == TypeInfo::Pack && !info->x87 && info->extent > 0 &&
+      info->mean_block >= pass_block_bytes() && count * info->size >= kPassBytes && disjoint(*info, count))
     return false;
   s.info = std::move(info);
   s.bytes = count * s.info->size;

@@ -338,7 +338,8 @@ TypeRef make_info(MPI_Datatype dt) {
       info->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(iov[0].iov_base));
     } else {
       bool ascending;
-      info->mean_block = info->size / pieces(t, info->size, &ascending);
+      info->pieces = pieces(t, info->size, &ascending);
+      info->mean_block = info->size / info->pieces;
       int64_t tlb, text;
       ddt_type_true_extent(t, &tlb, &text);
       info->monotone = ascending && info->extent >= text;
@@ -353,9 +354,9 @@ TypeRef make_info(MPI_Datatype dt) {
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
                  : info->mode != TypeInfo::Pack ? "passed to the MPI (not translatable)"
-                 : info->monotone && !info->x87 && pass_block_bytes() > 0 && info->mean_block >= pass_block_bytes()
-                     ? "packed by ddtkit (messages of 64 KiB and more: passed to the MPI, whose single-copy path "
-                       "moves its large pieces as fast)"
+                 : !info->x87 && info->extent > 0 && pass_block_bytes() > 0 && info->mean_block >= pass_block_bytes()
+                     ? "packed by ddtkit (messages of 64 KiB and more whose elements share no byte: passed to the "
+                       "MPI, whose single-copy path moves its large pieces as fast)"
                      : "packed by ddtkit",
                  static_cast<long long>(info->size), static_cast<long long>(info->extent), *desc ? ": " : "", desc);
   }
