@@ -20,8 +20,7 @@ namespace {
 
 struct Coll {
   Side s, r;
-  std::vector<int> sc, sd, rc, rd;      // byte counts and displacements of v- and w-forms
-  std::vector<MPI_Datatype> st, rt;     // w-form types (MPI_BYTE where converted)
+  std::vector<int> sc, sd, rc, rd;      // byte counts and displacements of v-forms
   std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, bytes) of r to unpack after
 };
 using CollRef = std::shared_ptr<Coll>;
@@ -39,15 +38,23 @@ Group group(MPI_Comm comm) {
   return {inter != 0, me, n};
 }
 
-void as_is(Side& x, const void* buf, int64_t count, MPI_Datatype dt) {
-  x.user = buf, x.count = count, x.dt = dt;
+// The two roles of a rooted collective (gather, scatter and their v-forms): the root, which
+// sends to or receives from every peer, and a leaf, which sends or receives its own chunk: every
+// rank of an intracommunicator (the root too, unless its own buffer is MPI_IN_PLACE), and in an
+// intercommunicator the ranks of the group that does not hold the root.
+struct Roles {
+  bool root, leaf;
+};
+Roles roles(const Group& g, int root, const void* leaf_buf) {
+  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
+  return {is_root, g.inter ? root >= 0 : !(is_root && leaf_buf == MPI_IN_PLACE)};
 }
 
 // The send side: prepared where this rank sends from it, the user's arguments otherwise (in place,
 // or a rank whose send arguments the collective ignores).
 int send_side(Side& x, bool sends, const void* buf, int64_t count, MPI_Datatype dt) {
   if (sends) return prepare_send(x, buf, count, dt);
-  as_is(x, buf, count, dt);
+  x.as_is(buf, count, dt);
   return MPI_SUCCESS;
 }
 
@@ -116,7 +123,7 @@ int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Re
   Side& x = sender ? c->s : c->r;
   if (sender || receiver)
     if (int e = sender ? prepare_send(x, buf, count, dt) : prepare_recv(x, buf, count, dt)) return raise(comm, e);
-  if (!sender && !receiver) as_is(x, buf, count, dt);
+  if (!sender && !receiver) x.as_is(buf, count, dt);
   if (receiver && x.staging.ok()) c->ranges.push_back({0, x.bytes});
   int rc = req ? PMPI_Ibcast(x.buf(), x.n(), x.type(), root, comm, req) : PMPI_Bcast(x.buf(), x.n(), x.type(), root, comm);
   return run(rc, comm, req, c);
@@ -126,14 +133,13 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
            MPI_Comm comm, MPI_Request* req) {
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
-  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
-  const bool sends = g.inter ? root >= 0 : !(is_root && sbuf == MPI_IN_PLACE);
+  const auto [is_root, sends] = roles(g, root, sbuf);
   if (int e = send_side(c->s, sends, sbuf, scount, stype)) return raise(comm, e);
   if (is_root) {
     if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
     if (c->r.converted()) chunks(*c, g.peers, rcount * c->r.info->size, sends ? -1 : g.me);
   } else {
-    as_is(c->r, rbuf, rcount, rtype);
+    c->r.as_is(rbuf, rcount, rtype);
   }
   const Side &s = c->s, &r = c->r;
   int rc = req ? PMPI_Igather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), root, comm, req)
@@ -145,10 +151,9 @@ int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const 
             MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
-  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
-  const bool sends = g.inter ? root >= 0 : !(is_root && sbuf == MPI_IN_PLACE);
+  const auto [is_root, sends] = roles(g, root, sbuf);
   if (int e = send_side(c->s, sends, sbuf, scount, stype)) return raise(comm, e);
-  as_is(c->r, rbuf, 0, rtype);
+  c->r.as_is(rbuf, 0, rtype);
   if (is_root) {
     int64_t total = span(g.peers, rcounts, displs);
     if (total >= 0)
@@ -172,18 +177,17 @@ int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rc
             MPI_Comm comm, MPI_Request* req) {
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
-  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
-  const bool receives = g.inter ? root >= 0 : !(is_root && rbuf == MPI_IN_PLACE);
+  const auto [is_root, receives] = roles(g, root, rbuf);
   if (is_root) {
     if (int e = prepare_send(c->s, sbuf, int64_t(g.peers) * scount, stype)) return raise(comm, e);
   } else {
-    as_is(c->s, sbuf, scount, stype);
+    c->s.as_is(sbuf, scount, stype);
   }
   if (receives) {
     if (int e = prepare_recv(c->r, rbuf, rcount, rtype)) return raise(comm, e);
     if (c->r.staging.ok()) c->ranges.push_back({0, c->r.bytes});
   } else {
-    as_is(c->r, rbuf, rcount, rtype);
+    c->r.as_is(rbuf, rcount, rtype);
   }
   const Side &s = c->s, &r = c->r;
   int rc = req ? PMPI_Iscatter(s.buf(), per(s, scount), s.type(), r.buf(), r.n(), r.type(), root, comm, req)
@@ -195,9 +199,8 @@ int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Data
              MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
-  const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
-  const bool receives = g.inter ? root >= 0 : !(is_root && rbuf == MPI_IN_PLACE);
-  as_is(c->s, sbuf, 0, stype);
+  const auto [is_root, receives] = roles(g, root, rbuf);
+  c->s.as_is(sbuf, 0, stype);
   if (is_root) {
     int64_t total = span(g.peers, scounts, displs);
     if (total >= 0)
@@ -213,7 +216,7 @@ int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Data
     if (int e = prepare_recv(c->r, rbuf, rcount, rtype)) return raise(comm, e);
     if (c->r.staging.ok()) c->ranges.push_back({0, c->r.bytes});
   } else {
-    as_is(c->r, rbuf, rcount, rtype);
+    c->r.as_is(rbuf, rcount, rtype);
   }
   const Side &s = c->s, &r = c->r;
   const int* scs = s.converted() ? c->sc.data() : scounts;
@@ -248,7 +251,7 @@ int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, con
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;
   if (int e = send_side(c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
-  as_is(c->r, rbuf, 0, rtype);
+  c->r.as_is(rbuf, 0, rtype);
   int64_t total = span(g.peers, rcounts, displs);
   if (total >= 0)
     if (int e = prepare_recv(c->r, rbuf, total, rtype)) return raise(comm, e);
@@ -300,7 +303,7 @@ int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int r
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;
-  if (in_place) as_is(c->s, sbuf, scount, stype);
+  if (in_place) c->s.as_is(sbuf, scount, stype);
   else if (int e = prepare_send(c->s, sbuf, int64_t(g.peers) * scount, stype, false)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
   if (!in_place && !g.inter && c->s.converted() && c->r.converted() && scount * c->s.info->size == rcount * c->r.info->size)
@@ -322,8 +325,8 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;
-  as_is(c->s, sbuf, 0, stype);
-  as_is(c->r, rbuf, 0, rtype);
+  c->s.as_is(sbuf, 0, stype);
+  c->r.as_is(rbuf, 0, rtype);
   if (!in_place) {
     int64_t total = span(g.peers, scounts, sdispls);
     if (total >= 0)

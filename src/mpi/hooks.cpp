@@ -29,11 +29,12 @@ int unpack_at(const void* inbuf, int64_t insize, int64_t* position, void* outbuf
   return mpi_error(rc);
 }
 
-// Types the interposer packs itself; Pass types (predefined ones included) stay with the MPI.
-TypeRef ours(MPI_Datatype dt, int64_t count) {
+// Types the interposer packs itself, where count elements' bytes fit in max_bytes (the count
+// type of the call); Pass types (predefined ones included) stay with the MPI.
+TypeRef ours(MPI_Datatype dt, int64_t count, int64_t max_bytes = INT_MAX) {
   if (disabled()) return nullptr;
   TypeRef r = lookup(dt);
-  if (r->mode == TypeInfo::Pass || (r->size > 0 && count > INT_MAX / r->size)) return nullptr;
+  if (r->mode == TypeInfo::Pass || (r->size > 0 && count > max_bytes / r->size)) return nullptr;
   return r;
 }
 
@@ -82,8 +83,8 @@ int MPI_Pack_size(int incount, MPI_Datatype dt, MPI_Comm comm, int* size) {
 #if MPI_VERSION >= 4
 int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outbuf, MPI_Count outsize,
                MPI_Count* position, MPI_Comm comm) {
-  TypeRef r = disabled() ? nullptr : lookup(dt);
-  if (!r || r->mode == TypeInfo::Pass) return PMPI_Pack_c(inbuf, incount, dt, outbuf, outsize, position, comm);
+  TypeRef r = ours(dt, incount, INT64_MAX);
+  if (!r) return PMPI_Pack_c(inbuf, incount, dt, outbuf, outsize, position, comm);
   int64_t pos = *position;
   int rc = pack_at(inbuf, incount, *r, outbuf, outsize, &pos);
   if (rc == MPI_SUCCESS) *position = pos;
@@ -92,8 +93,8 @@ int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outb
 
 int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
                  MPI_Datatype dt, MPI_Comm comm) {
-  TypeRef r = disabled() ? nullptr : lookup(dt);
-  if (!r || r->mode == TypeInfo::Pass) return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, dt, comm);
+  TypeRef r = ours(dt, outcount, INT64_MAX);
+  if (!r) return PMPI_Unpack_c(inbuf, insize, position, outbuf, outcount, dt, comm);
   int64_t pos = *position;
   int rc = unpack_at(inbuf, insize, &pos, outbuf, outcount, *r);
   if (rc == MPI_SUCCESS) *position = pos;
@@ -101,9 +102,8 @@ int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void*
 }
 
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count* size) {
-  TypeRef r = disabled() ? nullptr : lookup(dt);
-  if (!r || r->mode == TypeInfo::Pass || incount < 0 || (r->size > 0 && incount > INT64_MAX / r->size))
-    return PMPI_Pack_size_c(incount, dt, comm, size);
+  TypeRef r = ours(dt, incount, INT64_MAX);
+  if (!r || incount < 0) return PMPI_Pack_size_c(incount, dt, comm, size);
   *size = incount * r->size;
   return MPI_SUCCESS;
 }

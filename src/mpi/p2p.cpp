@@ -16,7 +16,6 @@ namespace {
 
 using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
-using InitFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
 
 template <SendFn F>
 int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
@@ -26,34 +25,24 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   return F(s.buf(), s.n(), s.type(), dest, tag, comm);
 }
 
-// A staged send keeps its staging until the request completes.
-template <IsendFn F>
-int nonblocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                     MPI_Request* req) {
+// Non-blocking (F = PMPI_Isend ...) and persistent (F = PMPI_Send_init ...) sends: a staged send
+// keeps its staging until the request completes; a persistent one packs at each MPI_Start, from
+// the user's buffer as it is then, and not at all before.
+template <IsendFn F, bool Persistent>
+int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
   if (disabled() || dest == MPI_PROC_NULL) return F(buf, count, dt, dest, tag, comm, req);
   auto s = std::make_shared<Side>();
-  if (int rc = prepare_send(*s, buf, count, dt)) return raise(comm, rc);
+  if (int rc = prepare_send(*s, buf, count, dt, !Persistent)) return raise(comm, rc);
   int rc = F(s->buf(), s->n(), s->type(), dest, tag, comm, req);
   if (rc == MPI_SUCCESS && s->staging.ok()) {
     auto p = std::make_shared<Pending>();
-    p->complete = [s](const MPI_Status&) { return MPI_SUCCESS; };
-    attach(*req, std::move(p));
-  }
-  return rc;
-}
-
-// Persistent sends pack at each MPI_Start, from the user's buffer as it is then.
-template <InitFn F>
-int send_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  if (disabled() || dest == MPI_PROC_NULL) return F(buf, count, dt, dest, tag, comm, req);
-  auto s = std::make_shared<Side>();
-  if (int rc = prepare_send(*s, buf, count, dt, false)) return raise(comm, rc);
-  int rc = F(s->buf(), s->n(), s->type(), dest, tag, comm, req);
-  if (rc == MPI_SUCCESS && s->staging.ok()) {
-    auto p = std::make_shared<Pending>();
-    p->persistent = true;
-    p->active = false;
-    p->start = [s, comm] { return raise(comm, repack(*s)); };
+    if (Persistent) {
+      p->persistent = true;
+      p->active = false;
+      p->start = [s, comm] { return raise(comm, repack(*s)); };
+    } else {
+      p->complete = [s](const MPI_Status&) { return MPI_SUCCESS; };
+    }
     attach(*req, std::move(p));
   }
   return rc;
@@ -85,28 +74,28 @@ int MPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MP
   return blocking_send<PMPI_Bsend>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking_send<PMPI_Isend>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Isend, false>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking_send<PMPI_Issend>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Issend, false>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking_send<PMPI_Irsend>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Irsend, false>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking_send<PMPI_Ibsend>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Ibsend, false>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Send_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return send_init<PMPI_Send_init>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Send_init, true>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return send_init<PMPI_Ssend_init>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Ssend_init, true>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Rsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return send_init<PMPI_Rsend_init>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Rsend_init, true>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return send_init<PMPI_Bsend_init>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Bsend_init, true>(buf, count, dt, dest, tag, comm, req);
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -117,8 +106,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, st);
-  int rc2 = raise(comm, finish_recv(s, received_bytes(*st)));
-  return rc != MPI_SUCCESS ? rc : rc2;
+  return first_error(rc, raise(comm, finish_recv(s, received_bytes(*st))));
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
@@ -152,8 +140,7 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Statu
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, st);
-  int rc2 = finish_recv(s, received_bytes(*st));
-  return rc != MPI_SUCCESS ? rc : rc2;
+  return first_error(rc, finish_recv(s, received_bytes(*st)));
 }
 
 int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
@@ -174,13 +161,12 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
     if (int rc = prepare_send(s, sbuf, scount, stype)) return raise(comm, rc);
   if (src != MPI_PROC_NULL)
     if (int rc = prepare_recv(r, rbuf, rcount, rtype)) return raise(comm, rc);
-  if (dest == MPI_PROC_NULL) s.user = sbuf, s.count = scount, s.dt = stype;
-  if (src == MPI_PROC_NULL) r.user = rbuf, r.count = rcount, r.dt = rtype;
+  if (dest == MPI_PROC_NULL) s.as_is(sbuf, scount, stype);
+  if (src == MPI_PROC_NULL) r.as_is(rbuf, rcount, rtype);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Sendrecv(s.buf(), s.n(), s.type(), dest, stag, r.buf(), r.n(), r.type(), src, rtag, comm, st);
-  int rc2 = r.staging.ok() ? raise(comm, finish_recv(r, received_bytes(*st))) : MPI_SUCCESS;
-  return rc != MPI_SUCCESS ? rc : rc2;
+  return first_error(rc, r.staging.ok() ? raise(comm, finish_recv(r, received_bytes(*st))) : MPI_SUCCESS);
 }
 
 // The packed bytes are sent and replaced in the staging buffer, then unpacked into the user's.
@@ -193,8 +179,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int st
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Sendrecv_replace(s.buf(), s.n(), s.type(), dest, stag, src, rtag, comm, st);
-  int rc2 = src == MPI_PROC_NULL ? MPI_SUCCESS : raise(comm, finish_recv(s, received_bytes(*st)));
-  return rc != MPI_SUCCESS ? rc : rc2;
+  return first_error(rc, src == MPI_PROC_NULL ? MPI_SUCCESS : raise(comm, finish_recv(s, received_bytes(*st))));
 }
 
 }  // extern "C"

@@ -47,7 +47,24 @@ MPI_Status* statuses(MPI_Status* user, std::vector<MPI_Status>& local, int n) {
   return local.data();
 }
 
-int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
+using SomeFn = int (*)(int, MPI_Request[], int*, int[], MPI_Status[]);
+
+// MPI_Waitsome and MPI_Testsome: the requests that completed (outcount of them, or none) get
+// their work run.
+template <SomeFn F>
+int some(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
+  std::vector<PendingRef> ps;
+  if (disabled() || !snapshot(n, reqs, ps)) return F(n, reqs, outcount, indices, sts);
+  std::vector<MPI_Request> before(reqs, reqs + n);
+  std::vector<MPI_Status> local;
+  MPI_Status* st = statuses(sts, local, n);
+  int rc = F(n, reqs, outcount, indices, st);
+  int rc2 = MPI_SUCCESS;
+  if (*outcount != MPI_UNDEFINED)
+    for (int k = 0; k < *outcount; ++k)
+      if (ps[indices[k]]) rc2 = first_error(rc2, complete(before[indices[k]], ps[indices[k]], st[k]));
+  return first_error(rc, rc2);
+}
 
 }  // namespace
 
@@ -208,31 +225,11 @@ int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-  std::vector<PendingRef> ps;
-  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Waitsome(n, reqs, outcount, indices, sts);
-  std::vector<MPI_Request> before(reqs, reqs + n);
-  std::vector<MPI_Status> local;
-  MPI_Status* st = statuses(sts, local, n);
-  int rc = PMPI_Waitsome(n, reqs, outcount, indices, st);
-  int rc2 = MPI_SUCCESS;
-  if (*outcount != MPI_UNDEFINED)
-    for (int k = 0; k < *outcount; ++k)
-      if (ps[indices[k]]) rc2 = first_error(rc2, complete(before[indices[k]], ps[indices[k]], st[k]));
-  return first_error(rc, rc2);
+  return some<PMPI_Waitsome>(n, reqs, outcount, indices, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-  std::vector<PendingRef> ps;
-  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Testsome(n, reqs, outcount, indices, sts);
-  std::vector<MPI_Request> before(reqs, reqs + n);
-  std::vector<MPI_Status> local;
-  MPI_Status* st = statuses(sts, local, n);
-  int rc = PMPI_Testsome(n, reqs, outcount, indices, st);
-  int rc2 = MPI_SUCCESS;
-  if (*outcount != MPI_UNDEFINED)
-    for (int k = 0; k < *outcount; ++k)
-      if (ps[indices[k]]) rc2 = first_error(rc2, complete(before[indices[k]], ps[indices[k]], st[k]));
-  return first_error(rc, rc2);
+  return some<PMPI_Testsome>(n, reqs, outcount, indices, sts);
 }
 
 // Does not free the request: a completed receive is unpacked now (the user may read the buffer

@@ -42,6 +42,18 @@ bool disabled();
 bool verbose();
 int64_t pass_block_bytes();
 
+// The contiguous pieces of count elements of t from stream offset 0 on, in stream order, as
+// ddt_iov lists them (merged, 256 per call); f(base, len) with base relative to a null buffer.
+template <class F>
+void each_piece(ddt_type t, int64_t count, int64_t total_bytes, F f) {
+  struct iovec iov[256];
+  int64_t off = 0, got, bytes;
+  while (off < total_bytes && ddt_iov(nullptr, count, t, off, iov, 256, &got, &bytes) == DDT_SUCCESS && bytes > 0) {
+    for (int64_t i = 0; i < got; ++i) f(reinterpret_cast<uintptr_t>(iov[i].iov_base), iov[i].iov_len);
+    off += bytes;
+  }
+}
+
 // What the interposer knows of one MPI datatype.
 struct TypeInfo {
   enum Mode { Pass, Contig, Pack } mode = Pass;  // Pass: hand the call to the MPI unchanged
@@ -93,6 +105,8 @@ struct Side {
   void* data = nullptr;        // what the MPI is given: the user's bytes or staging.data()
   Buffer staging;
   bool converted() const { return info != nullptr; }
+  // Not converted: the MPI gets exactly these arguments.
+  void as_is(const void* b, int64_t c, MPI_Datatype t) { user = b, count = c, dt = t; }
   // The arguments for the MPI call.
   void* buf() const { return converted() ? data : const_cast<void*>(user); }
   int n() const { return static_cast<int>(converted() ? bytes : count); }
@@ -133,6 +147,12 @@ int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st);
 void adopt(MPI_Request req, PendingRef p);
 void progress_adopted(bool wait);
 
+// MPICH: whether large messages of this type may go to the MPI as they are (the part of the
+// rule that depends on the type only; side.cpp adds the message's size and disjointness).
+bool large_pass_candidate(const TypeInfo& info);
+
+// The first of two MPI return codes that is an error.
+inline int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
 // An error raised the way the MPI would raise it: through the communicator's error handler.
 int raise(MPI_Comm comm, int code);
 // ddtkit error code -> MPI error class.

@@ -98,8 +98,8 @@ int raise(MPI_Comm comm, int code) {
 // pack and an unpack pass over the data on top of the MPI's own copies, while MPICH moves large
 // contiguous pieces with its single-copy path; measured on FFT2D (2 ranks, MPICH 5.0.2, pieces
 // of 2-12 KiB, 0.5-19 MB per Alltoall; bench/ddtbench_mpi.cpp), staging ran at 0.6-1.1x of
-// MPICH's own path and passing through at 0.95-1.05x. Only monotone layouts (ascending pieces,
-// no overlap within or between elements) without x87 long doubles (whose 6 padding bytes MPICH
+// MPICH's own path and passing through at 0.95-1.05x. Only messages whose elements share no byte
+// (see disjoint), of positive extent and without x87 long doubles (whose 6 padding bytes MPICH
 // leaves unwritten) are passed: MPICH moves those exactly as the standard says.
 // Open MPI: never. Handed every monotone type, Open MPI 5.0.11 delivered wrong bytes in 14 of
 // 11,779 checks of the interposer test (3 ranks, seed 11), so every derived type it sees from
@@ -115,6 +115,11 @@ int64_t pass_block_bytes() {
   return v;
 #endif
 }
+bool large_pass_candidate(const TypeInfo& info) {
+  return pass_block_bytes() > 0 && info.mode == TypeInfo::Pack && !info.x87 && info.extent > 0 &&
+         info.mean_block >= pass_block_bytes();
+}
+
 namespace {
 
 constexpr int64_t kPassBytes = int64_t(1) << 16;
@@ -129,13 +134,7 @@ bool disjoint(const TypeInfo& info, int64_t count) {
   if (count <= info.disjoint_upto.load(std::memory_order_relaxed)) return true;
   if (info.pieces <= 0 || count > kCheckPieces / info.pieces) return false;
   std::vector<std::pair<uintptr_t, size_t>> all;
-  struct iovec iov[256];
-  int64_t off = 0, got, bytes;
-  const int64_t total = count * info.size;
-  while (off < total && ddt_iov(nullptr, count, info.t, off, iov, 256, &got, &bytes) == DDT_SUCCESS && bytes > 0) {
-    for (int64_t i = 0; i < got; ++i) all.push_back({reinterpret_cast<uintptr_t>(iov[i].iov_base), iov[i].iov_len});
-    off += bytes;
-  }
+  each_piece(info.t, count, count * info.size, [&](uintptr_t base, size_t len) { all.push_back({base, len}); });
   std::sort(all.begin(), all.end());
   for (size_t i = 1; i < all.size(); ++i)
     if (all[i].first < all[i - 1].first + all[i - 1].second) return false;
@@ -148,15 +147,11 @@ bool disjoint(const TypeInfo& info, int64_t count) {
 // count elements of the type, as bytes the MPI can be given with an int count; false when the
 // call is better left to the MPI (the type is Pass, or the bytes overflow an int).
 bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
-  s.user = buf;
-  s.count = count;
-  s.dt = dt;
+  s.as_is(buf, count, dt);
   TypeRef info = lookup(dt);
   if (info->mode == TypeInfo::Pass || count < 0) return false;
   if (info->size > 0 && count > INT_MAX / info->size) return false;
-  if (pass_block_bytes() > 0 && info->mode == TypeInfo::Pack && !info->x87 && info->extent > 0 &&
-      info->mean_block >= pass_block_bytes() && count * info->size >= kPassBytes && disjoint(*info, count))
-    return false;
+  if (large_pass_candidate(*info) && count * info->size >= kPassBytes && disjoint(*info, count)) return false;
   s.info = std::move(info);
   s.bytes = count * s.info->size;
   return true;
@@ -168,7 +163,10 @@ bool straight(const Side& s) {
 
 }  // namespace
 
-int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool pack_now) {
+namespace {
+
+// Converts a side and points it at the user's bytes (Contig) or at fresh staging (Pack).
+int stage(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   if (!convert(s, buf, count, dt)) return MPI_SUCCESS;
   if (straight(s)) {
     s.data = const_cast<char*>(static_cast<const char*>(buf)) + s.info->offset;
@@ -177,7 +175,14 @@ int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool 
   s.staging = Buffer(s.bytes);
   if (!s.staging.ok()) return MPI_ERR_NO_MEM;
   s.data = s.staging.data();
-  return pack_now ? repack(s) : MPI_SUCCESS;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool pack_now) {
+  int rc = stage(s, buf, count, dt);
+  return rc == MPI_SUCCESS && pack_now ? repack(s) : rc;
 }
 
 int repack(Side& s) {
@@ -186,17 +191,7 @@ int repack(Side& s) {
   return mpi_error(ddt_pack(s.user, s.count, s.info->t, 0, s.data, s.bytes, &packed));
 }
 
-int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt) {
-  if (!convert(s, buf, count, dt)) return MPI_SUCCESS;
-  if (straight(s)) {
-    s.data = static_cast<char*>(buf) + s.info->offset;
-    return MPI_SUCCESS;
-  }
-  s.staging = Buffer(s.bytes);
-  if (!s.staging.ok()) return MPI_ERR_NO_MEM;
-  s.data = s.staging.data();
-  return MPI_SUCCESS;
-}
+int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt) { return stage(s, buf, count, dt); }
 
 int finish_recv(const Side& s, int64_t bytes) {
   if (!s.converted() || straight(s) || bytes <= 0) return MPI_SUCCESS;

@@ -295,23 +295,22 @@ const char* combiner_name(MPI_Datatype dt) {
   }
 }
 
-// Contiguous pieces of one element (merged, as ddt_iov lists them), and whether they ascend
-// without overlapping.
-int64_t pieces(ddt_type t, int64_t size, bool* ascending) {
-  struct iovec iov[256];
-  int64_t n = 0, off = 0, got, bytes;
+// The contiguous pieces of one element: how many, where the first starts, and whether they
+// ascend without overlapping.
+struct Pieces {
+  int64_t n = 0, first = 0;
+  bool ascending = true;
+};
+Pieces pieces(ddt_type t, int64_t size) {
+  Pieces p;
   uintptr_t end = 0;
-  *ascending = true;
-  while (off < size && ddt_iov(nullptr, 1, t, off, iov, 256, &got, &bytes) == DDT_SUCCESS && bytes > 0) {
-    for (int64_t i = 0; i < got; ++i) {
-      const uintptr_t b = reinterpret_cast<uintptr_t>(iov[i].iov_base);
-      if ((n > 0 || i > 0) && b < end) *ascending = false;
-      end = b + iov[i].iov_len;
-    }
-    n += got;
-    off += bytes;
-  }
-  return n > 0 ? n : 1;
+  each_piece(t, 1, size, [&](uintptr_t base, size_t len) {
+    if (p.n == 0) p.first = static_cast<int64_t>(base);
+    else if (base < end) p.ascending = false;
+    end = base + len;
+    ++p.n;
+  });
+  return p;
 }
 
 TypeRef make_info(MPI_Datatype dt) {
@@ -325,24 +324,20 @@ TypeRef make_info(MPI_Datatype dt) {
   info->x87 = saw_x87;
   if (t) {
     info->t = t;
-    int64_t lb, n, bytes;
+    int64_t lb, tlb, text;
     ddt_type_size(t, &info->size);
     ddt_type_extent(t, &lb, &info->extent);
-    struct iovec iov[2];
+    const Pieces p = pieces(t, info->size);
     // One piece per element, and elements that abut, make the whole buffer one piece.
-    info->mode = TypeInfo::Pack;
-    if (info->size == 0) {
+    if (info->size == 0 || (p.n == 1 && info->extent == info->size)) {
       info->mode = TypeInfo::Contig;
-    } else if (ddt_iov(nullptr, 1, t, 0, iov, 2, &n, &bytes) == DDT_SUCCESS && n == 1 && info->extent == info->size) {
-      info->mode = TypeInfo::Contig;
-      info->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(iov[0].iov_base));
+      info->offset = p.first;
     } else {
-      bool ascending;
-      info->pieces = pieces(t, info->size, &ascending);
-      info->mean_block = info->size / info->pieces;
-      int64_t tlb, text;
+      info->mode = TypeInfo::Pack;
+      info->pieces = p.n;
+      info->mean_block = info->size / p.n;
       ddt_type_true_extent(t, &tlb, &text);
-      info->monotone = ascending && info->extent >= text;
+      info->monotone = p.ascending && info->extent >= text;
     }
   }
   if (verbose()) {
@@ -354,7 +349,7 @@ TypeRef make_info(MPI_Datatype dt) {
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
                  : info->mode != TypeInfo::Pack ? "passed to the MPI (not translatable)"
-                 : !info->x87 && info->extent > 0 && pass_block_bytes() > 0 && info->mean_block >= pass_block_bytes()
+                 : large_pass_candidate(*info)
                      ? "packed by ddtkit (messages of 64 KiB and more whose elements share no byte: passed to the "
                        "MPI, whose single-copy path moves its large pieces as fast)"
                      : "packed by ddtkit",
