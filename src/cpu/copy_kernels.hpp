@@ -18,6 +18,8 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+
+#include "plan/plan.hpp"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -120,13 +122,14 @@ inline int64_t table_blocks(char* seq, uintptr_t base, const E* e, int64_t w, in
   return i;
 }
 
+// Table runs: the plan's list of table widths.
 template <bool Gather, class E>
 inline int64_t run_table(char* seq, uintptr_t base, const E* e, int64_t w, int64_t max, int64_t node) {
   switch (w) {
-#define DDT_WIDTH(W) \
+#define DDT_CASE_(W) \
   case W: return table_blocks<Gather, W>(seq, base, e, w, max, node);
-    DDT_WIDTH(1) DDT_WIDTH(2) DDT_WIDTH(4) DDT_WIDTH(8) DDT_WIDTH(12) DDT_WIDTH(16) DDT_WIDTH(24) DDT_WIDTH(32)
-#undef DDT_WIDTH
+    DDT_TABLE_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
     default:
       return table_blocks<Gather, 0>(seq, base, e, w, max, node);
   }
@@ -166,13 +169,10 @@ inline void stream_fence() {
 #endif
 }
 
-// Blocks of at least this many bytes stream when the whole output is past kStreamBytes.
-// Measured (bench sweep, 64 MiB payload, stride 2 x block, fraction of memcpy): 64 B blocks
-// 0.45-0.64 -> 0.83-0.92 and 64 KiB blocks -> 0.92-1.18 with streaming; 512 B-4 KiB blocks stay
-// at 0.45-0.69 either way (not understood yet). Below 64 B a stream store covers less than a
-// line, so 64 B is the threshold (not measured below it).
-constexpr int64_t kStreamMinWidth = 64;
-constexpr int64_t kStreamBytes = int64_t{16} << 20;
+// When to stream is the plan's choice (plan.hpp's stream_stores). What it rests on, measured
+// (bench sweep, 64 MiB payload, stride 2 x block, fraction of memcpy): 64 B blocks 0.45-0.64 ->
+// 0.83-0.92 and 64 KiB blocks -> 0.92-1.18 with streaming; below 64 B a stream store covers less
+// than a line.
 
 template <bool Gather>
 inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
@@ -185,15 +185,14 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
   }
 }
 
-// Dispatches a run of equal blocks to its kernel.
+// Dispatches a run of equal blocks to its kernel: the fixed widths are the plan's list.
 template <bool Gather>
 inline void run_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
   switch (w) {
-#define DDT_WIDTH(W) \
+#define DDT_CASE_(W) \
   case W: return strided_blocks<Gather, W>(seq, p, stride, w, count);
-    DDT_WIDTH(1) DDT_WIDTH(2) DDT_WIDTH(3) DDT_WIDTH(4) DDT_WIDTH(6) DDT_WIDTH(8) DDT_WIDTH(12)
-    DDT_WIDTH(16) DDT_WIDTH(20) DDT_WIDTH(24) DDT_WIDTH(32) DDT_WIDTH(40) DDT_WIDTH(48) DDT_WIDTH(64)
-#undef DDT_WIDTH
+    DDT_KERNEL_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
     default:
       return strided_blocks<Gather, 0>(seq, p, stride, w, count);
   }

@@ -1,13 +1,43 @@
-// pack, unpack, iov and copy: argument checks, then one walk each. Every check happens before
-// the first byte is written, so a failed call leaves the caller's buffers as they were.
+// pack, unpack, iov and copy: argument checks, then the type's plan (src/plan/). Every check
+// happens before the first byte is written, so a failed call leaves the caller's buffers as
+// they were.
 #include <cstring>
+#include <vector>
 
 #include "cpu/copy_kernels.hpp"
+#include "cpu/cursor.hpp"
+#include "cpu/nest.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
 #include "util/checked.hpp"
+#include "util/guarded.hpp"
 
 namespace {
+
+// The first 64 KiB of the address space are never mapped (Linux's vm.mmap_min_addr, 4 KiB at
+// least, 64 KiB by default): a range that reaches into them comes from a NULL or near-NULL base
+// with relative displacements, and faulting on it inside the walk would be a crash, not an
+// error. Absolute-address types used with a NULL buffer (MPI_BOTTOM) touch real addresses and
+// pass.
+constexpr int64_t kLowAddresses = int64_t{64} << 10;
+
+// Do the bytes of count elements of type at buf (true bounds, every element) reach into the
+// low addresses (or below address 0, or past the top of the address space)?
+bool hostile(const void* buf, int64_t count, ddt_type type) {
+  if (count == 0 || type->size == 0) return false;
+  ddt::Checked ck;
+  const int64_t span = ck.mul(count - 1, type->extent());
+  const int64_t b = static_cast<int64_t>(reinterpret_cast<uintptr_t>(buf));
+  const int64_t lo = ck.add(ck.add(b, type->true_lb), std::min<int64_t>(0, span));
+  const int64_t hi = ck.add(ck.add(b, type->true_ub), std::max<int64_t>(0, span));
+  return ck.overflow || lo < kLowAddresses || hi <= kLowAddresses;
+}
+
+// A contiguous buffer of n bytes at p (the packed side): the same rule.
+bool hostile(const void* p, int64_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return n > 0 && a < static_cast<uintptr_t>(kLowAddresses);
+}
 
 // Validates (type, count, offset) for data movement and returns the stream length.
 int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
@@ -104,6 +134,18 @@ struct IovOp : PieceByPiece<IovOp> {
   }
 };
 
+// Lists every piece it is given (a copy's source side, one chunk at a time: see ddt_copy).
+struct ListOp : PieceByPiece<ListOp> {
+  std::vector<struct iovec>* out;
+  bool piece(uintptr_t p, int64_t len) {
+    if (!out->empty() && reinterpret_cast<uintptr_t>(out->back().iov_base) + out->back().iov_len == p)
+      out->back().iov_len += len;
+    else
+      out->push_back({reinterpret_cast<void*>(p), static_cast<size_t>(len)});
+    return true;
+  }
+};
+
 // Writes the destination side of a copy from a list of source pieces.
 struct CopyOp : PieceByPiece<CopyOp> {
   explicit CopyOp(const struct iovec* s) : src(s) {}
@@ -122,6 +164,24 @@ struct CopyOp : PieceByPiece<CopyOp> {
   }
 };
 
+// Stream bytes [lo, hi) of (buf, type) between the buffer and seq, as the plan says.
+template <bool Gather>
+void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, char* seq) {
+  const ddt::Plan& p = ddt::plan_of(type);
+  if (p.shape == ddt::Shape::Nest) {
+    const ddt::NestShape x(p, count);
+    return ddt::nest<Gather>(p, x, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
+  }
+  const bool stream = hi - lo >= ddt::kStreamBytes;
+  if (Gather) {
+    PackOp op{seq, stream};
+    ddt::walk(*type->layout, p, buf, lo, hi, op);
+  } else {
+    UnpackOp op{seq, stream};
+    ddt::walk(*type->layout, p, buf, lo, hi, op);
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -131,12 +191,14 @@ int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, 
   int64_t total;
   if (int e = stream(type, incount, offset, &total)) return e;
   if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
-  int64_t n = std::min(outsize, total - offset);
-  PackOp op{static_cast<char*>(outbuf), n >= ddt::kStreamBytes};
-  ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(inbuf), offset, offset + n, op);
-  if (op.stream) ddt::stream_fence();
-  *packed = n;
-  return DDT_SUCCESS;
+  const int64_t n = std::min(outsize, total - offset);
+  if (n > 0 && (hostile(inbuf, incount, type) || hostile(outbuf, n))) return DDT_ERR_ARG;
+  return ddt::guarded([&] {
+    move<true>(type, incount, reinterpret_cast<uintptr_t>(inbuf), offset, offset + n, static_cast<char*>(outbuf));
+    if (n >= ddt::kStreamBytes) ddt::stream_fence();
+    *packed = n;
+    return static_cast<int>(DDT_SUCCESS);
+  });
 }
 
 int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
@@ -145,11 +207,14 @@ int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount
   if (int e = stream(type, outcount, offset, &total)) return e;
   if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
   if (insize > total - offset) return DDT_ERR_TRUNCATE;
-  UnpackOp op{static_cast<const char*>(inbuf), insize >= ddt::kStreamBytes};
-  ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(outbuf), offset, offset + insize, op);
-  if (op.stream) ddt::stream_fence();
-  *unpacked = insize;
-  return DDT_SUCCESS;
+  if (insize > 0 && (hostile(outbuf, outcount, type) || hostile(inbuf, insize))) return DDT_ERR_ARG;
+  return ddt::guarded([&] {
+    move<false>(type, outcount, reinterpret_cast<uintptr_t>(outbuf), offset, offset + insize,
+                const_cast<char*>(static_cast<const char*>(inbuf)));
+    if (insize >= ddt::kStreamBytes) ddt::stream_fence();
+    *unpacked = insize;
+    return static_cast<int>(DDT_SUCCESS);
+  });
 }
 
 int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struct iovec* iov,
@@ -157,11 +222,15 @@ int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struc
   int64_t total;
   if (int e = stream(type, count, offset, &total)) return e;
   if (!n_iov || !bytes || max_iov < 0 || (max_iov > 0 && !iov)) return DDT_ERR_ARG;
-  IovOp op{iov, max_iov};
-  ddt::walk(*type->layout, type->extent(), reinterpret_cast<uintptr_t>(buf), offset, total, op);
-  *n_iov = op.n;
-  *bytes = op.bytes;
-  return DDT_SUCCESS;
+  // No hostile() check: listing touches no byte, and a NULL base is how a caller (the
+  // interposer) lists a type's pieces as offsets.
+  return ddt::guarded([&] {
+    IovOp op{iov, max_iov};
+    ddt::walk(*type->layout, ddt::plan_of(type), reinterpret_cast<uintptr_t>(buf), offset, total, op);
+    *n_iov = op.n;
+    *bytes = op.bytes;
+    return static_cast<int>(DDT_SUCCESS);
+  });
 }
 
 int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount,
@@ -170,19 +239,24 @@ int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t
   if (int e = stream(stype, scount, 0, &stotal)) return e;
   if (int e = stream(dtype, dcount, 0, &dtotal)) return e;
   if (stotal != dtotal) return DDT_ERR_SIZE_MISMATCH;
-  // No staging of data: the source is listed in batches of pieces, and the destination walk
-  // over the same stream range consumes them. Each batch starts with a seek, not a replay.
-  constexpr int64_t kBatch = 256;
-  struct iovec pieces[kBatch];
-  const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
-  for (int64_t pos = 0; pos < stotal;) {
-    IovOp list{pieces, kBatch};
-    ddt::walk(*stype->layout, stype->extent(), s, pos, stotal, list);
-    CopyOp put{pieces};
-    ddt::walk(*dtype->layout, dtype->extent(), d, pos, pos + list.bytes, put);
-    pos += list.bytes;
-  }
-  return DDT_SUCCESS;
+  if (stotal > 0 && (hostile(src, scount, stype) || hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
+  // No staging of data: two resumable cursors, one per side, move the stream in chunks; the
+  // source cursor lists a chunk's pieces and the destination cursor consumes them. Each side is
+  // sought once, at byte 0, and only advanced after that.
+  return ddt::guarded([&] {
+    constexpr int64_t kChunk = int64_t{64} << 10;
+    ddt::Cursor from(*stype->layout, stype->extent(), reinterpret_cast<uintptr_t>(src), scount);
+    ddt::Cursor to(*dtype->layout, dtype->extent(), reinterpret_cast<uintptr_t>(dst), dcount);
+    std::vector<struct iovec> pieces;
+    while (!from.done()) {
+      pieces.clear();
+      ListOp list{{}, &pieces};
+      const int64_t n = from.advance(kChunk, list);
+      CopyOp put{pieces.data()};
+      to.advance(n, put);
+    }
+    return static_cast<int>(DDT_SUCCESS);
+  });
 }
 
 }  // extern "C"

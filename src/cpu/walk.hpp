@@ -19,13 +19,15 @@
 #include <cstdint>
 
 #include "layout/layout.hpp"
+#include "plan/plan.hpp"
 
 namespace ddt {
 
 // A short table of blocks repeated at a stride (a VEC of it, or a count of elements whose
 // layout it is: the Carpen-Amarie bucket/block/alternating units) runs as a double loop over a
-// copy of its (displacement, width) pairs, not as one recursive table walk per repetition.
-constexpr int64_t kSmallTable = 16;
+// copy of its (displacement, width) pairs, not as one recursive table walk per repetition. At
+// the root the plan holds that copy (Shape::Rows); inside a layout the walk makes it per visit.
+constexpr int64_t kSmallTable = kRowsMax;
 
 inline bool small_block_table(const Layout& L, const Node& s, int64_t disp[], int64_t width[]) {
   if (s.kind != Kind::Seq || s.count > kSmallTable) return false;
@@ -146,22 +148,22 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
   return true;
 }
 
-// Stream bytes [lo, hi) of `count` elements of a type whose layout is L and whose extent is ext,
-// element k placed at buf + k*ext. A layout that is one block with ext == size is a single piece.
+// Stream bytes [lo, hi) of `count` elements of a type whose layout is L and whose plan is p (its
+// extent and, for Shape::Rows, its row table), element k placed at buf + k*extent. A layout that
+// is one block with extent == size is a single piece.
 template <class Op>
-bool walk(const Layout& L, int64_t ext, uintptr_t buf, int64_t lo, int64_t hi, Op& op) {
+bool walk(const Layout& L, const Plan& p, uintptr_t buf, int64_t lo, int64_t hi, Op& op) {
   if (lo >= hi) return true;
-  const int64_t es = L.size();
+  const int64_t es = L.size(), ext = p.extent;
   const uintptr_t base = buf + static_cast<uintptr_t>(L.disp);
   if (L.contiguous() && ext == es) return op.piece(base + static_cast<uintptr_t>(lo), hi - lo);
   if (L.contiguous()) return block_range(base, ext, es, lo, hi, op);  // elements are single blocks
   int64_t k = lo / es, off = lo - k * es;
-  int64_t disp[kSmallTable], width[kSmallTable];
-  const bool rows = small_block_table(L, L.nodes[L.root], disp, width);
+  const bool rows = p.shape == Shape::Rows;
   while (lo < hi) {
     if (rows && off == 0 && hi - lo >= es) {
       const int64_t r = (hi - lo) / es;
-      if (!table_rows(L.nodes[L.root].count, disp, width, base + static_cast<uintptr_t>(k * ext), ext, r, op)) return false;
+      if (!table_rows(p.rows, p.rdisp, p.rwidth, base + static_cast<uintptr_t>(k * ext), ext, r, op)) return false;
       lo += r * es;
       k += r;
       continue;

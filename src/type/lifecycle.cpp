@@ -1,4 +1,4 @@
-// Handles: validity, reference counts, commit, free; and the queries MPI answers from a type.
+// Handles: validity, reference counts, free (commit is src/plan/commit.cpp: committing is planning); and the queries MPI answers from a type.
 #include <algorithm>
 #include <cstring>
 
@@ -27,12 +27,6 @@ void release(ddt_type t) {
 }  // namespace ddt
 
 extern "C" {
-
-int ddt_type_commit(ddt_type type) {
-  if (int e = ddt::check_type(type)) return e;
-  type->committed.store(true, std::memory_order_release);
-  return DDT_SUCCESS;
-}
 
 int ddt_type_free(ddt_type* type) {
   if (!type) return DDT_ERR_ARG;

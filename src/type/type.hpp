@@ -44,6 +44,14 @@ struct ddt_type_s {
   std::vector<int64_t> ints, addrs;  // constructor arguments, as envelope/contents report them
   std::vector<ddt_type> types;       // each holds a reference
   std::shared_ptr<const ddt::Layout> layout;
+  // The executor plan, built by src/plan/ at commit or first use and freed with the type through
+  // drop_plan. Opaque here: types know no plans (DESIGN.md's layers).
+  std::atomic<const void*> plan{nullptr};
+  std::atomic<void (*)(const void*)> drop_plan{nullptr};
+
+  ~ddt_type_s() {
+    if (const void* p = plan.load(std::memory_order_acquire)) drop_plan.load(std::memory_order_relaxed)(p);
+  }
 
   int64_t extent() const { return ub - lb; }
 };

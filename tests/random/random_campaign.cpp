@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cursor.hpp"
 #include "gen.hpp"
+#include "type/type.hpp"
 
 namespace {
 
@@ -53,6 +55,20 @@ bool overlaps(const RefType& r, int64_t count) {
     if (v[i - 1].first + v[i - 1].second > v[i].first) return true;
   return false;
 }
+
+// A cursor operation that gathers every byte it is given, in order.
+struct Gather {
+  std::vector<char> bytes;
+  void piece(uintptr_t p, int64_t n) { bytes.insert(bytes.end(), reinterpret_cast<const char*>(p), reinterpret_cast<const char*>(p) + n); }
+  void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) piece(p + static_cast<uintptr_t>(i * stride), w);
+  }
+  int64_t table(uintptr_t base, const ddt::Entry* e, int64_t max, int64_t w, int64_t node) {
+    int64_t i = 0;
+    for (; i < max && e[i].node == node; ++i) piece(base + static_cast<uintptr_t>(e[i].disp), w);
+    return i;
+  }
+};
 
 // Random cut points of [0, total), as (offset, length) pieces.
 std::vector<std::pair<int64_t, int64_t>> pieces(std::mt19937_64& rng, int64_t total) {
@@ -101,6 +117,27 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
     ok = ok && e == DDT_SUCCESS && n == p.second;
   }
   check(ok && eq(got.data(), want.data(), total), "partial pack", *t, seed);
+  // The resumable cursor: sought to a random byte, then advanced in random steps to the end;
+  // another sought from 0 and advanced to the same byte must equal it (same state, same place).
+  if (total > 0) {
+    const int64_t start = rng() % total;
+    ddt::Cursor c(*ty->layout, ty->extent(), reinterpret_cast<uintptr_t>(src.at()), count);
+    c.seek(start);
+    Gather g;
+    ok = c.position() == start;
+    while (!c.done() && ok) {
+      const int64_t before = c.position(), step = 1 + rng() % (1 + total / 3);
+      ok = c.advance(step, g) == std::min(step, total - before) && c.position() == before + std::min(step, total - before);
+    }
+    check(ok && eq(g.bytes.data(), want.data() + start, total - start) && static_cast<int64_t>(g.bytes.size()) == total - start,
+          "cursor", *t, seed);
+    ddt::Cursor a(*ty->layout, ty->extent(), reinterpret_cast<uintptr_t>(src.at()), count), b = a;
+    Gather sink;
+    a.advance(start, sink);
+    b.seek(start);
+    check(a == b && (start == 0 || a != ddt::Cursor(*ty->layout, ty->extent(), reinterpret_cast<uintptr_t>(src.at()), count)),
+          "cursor state", *t, seed);
+  }
   // Unpack: whole, then in pieces (random order unless entries overlap, where order matters).
   Buf ref_dst(ref, count, nullptr, 0x5a);
   ref_unpack(ref, want.data(), count, ref_dst.at());

@@ -166,3 +166,62 @@ TEST(Errors, PredefinedAndStaleHandles) {
   int64_t s;
   EXPECT_EQ(ddt_type_size(v, &s), DDT_ERR_TYPE);
 }
+
+// A NULL or near-NULL base with relative displacements is an argument error for every entry
+// point that moves data (the bytes would fall in the never-mapped first 64 KiB), and nothing is
+// written; absolute-address types used with a NULL buffer (MPI_BOTTOM) keep working.
+TEST(Errors, HostileBuffers) {
+  ddt_type v, neg;
+  ASSERT_EQ(ddt_type_vector(4, 1, 2, DDT_INT, &v), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+  const int64_t bl = 2, back = -64;  // bytes below the buffer address
+  ASSERT_EQ(ddt_type_hindexed(1, &bl, &back, DDT_INT, &neg), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_commit(neg), DDT_SUCCESS);
+  int data[8] = {1, 2, 3, 4, 5, 6, 7, 8}, other[8] = {0};
+  char out[64];
+  std::memset(out, 0x42, sizeof out);
+  int64_t n = -1;
+  for (uintptr_t low : {uintptr_t{0}, uintptr_t{8}, uintptr_t{4096}, uintptr_t{65535 - 16}}) {
+    void* p = reinterpret_cast<void*>(low);
+    EXPECT_EQ(ddt_pack(p, 1, v, 0, out, sizeof out, &n), DDT_ERR_ARG) << low;
+    EXPECT_EQ(ddt_pack(p, 3, v, 5, out, 7, &n), DDT_ERR_ARG) << low;  // partial, several elements
+    EXPECT_EQ(ddt_unpack(out, 16, p, 1, v, 0, &n), DDT_ERR_ARG) << low;
+    EXPECT_EQ(ddt_copy(p, 1, v, other, 4, DDT_INT), DDT_ERR_ARG) << low;
+    EXPECT_EQ(ddt_copy(data, 4, DDT_INT, p, 1, v), DDT_ERR_ARG) << low;
+    EXPECT_EQ(ddt_pack(data, 1, v, 0, p, 16, &n), DDT_ERR_ARG) << low;  // the packed side too
+    EXPECT_EQ(ddt_unpack(p, 16, other, 1, v, 0, &n), DDT_ERR_ARG) << low;
+  }
+  for (char c : out) EXPECT_EQ(c, 0x42);
+  for (int x : other) EXPECT_EQ(x, 0);
+  // A displacement that reaches below address 0 from a small base.
+  EXPECT_EQ(ddt_pack(reinterpret_cast<void*>(uintptr_t{32}), 1, neg, 0, out, 8, &n), DDT_ERR_ARG);
+  EXPECT_EQ(n, -1);
+  // Empty operations touch nothing and succeed with any base.
+  EXPECT_EQ(ddt_pack(nullptr, 0, v, 0, out, sizeof out, &n), DDT_SUCCESS);
+  EXPECT_EQ(n, 0);
+  // MPI_BOTTOM: absolute displacements with a NULL buffer.
+  const int64_t abs_disp[2] = {static_cast<int64_t>(reinterpret_cast<uintptr_t>(&data[1])),
+                               static_cast<int64_t>(reinterpret_cast<uintptr_t>(&data[6]))};
+  ddt_type bottom;
+  ASSERT_EQ(ddt_type_hindexed_block(2, 1, abs_disp, DDT_INT, &bottom), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_commit(bottom), DDT_SUCCESS);
+  int packed[2] = {0, 0};
+  ASSERT_EQ(ddt_pack(nullptr, 1, bottom, 0, packed, sizeof packed, &n), DDT_SUCCESS);
+  EXPECT_EQ(packed[0], 2);
+  EXPECT_EQ(packed[1], 7);
+  const int fresh[2] = {20, 70};
+  ASSERT_EQ(ddt_unpack(fresh, sizeof fresh, nullptr, 1, bottom, 0, &n), DDT_SUCCESS);
+  EXPECT_EQ(data[1], 20);
+  EXPECT_EQ(data[6], 70);
+  ASSERT_EQ(ddt_copy(nullptr, 1, bottom, other, 2, DDT_INT), DDT_SUCCESS);
+  EXPECT_EQ(other[1], 70);
+  // Listing pieces touches no byte: a NULL base lists offsets (the interposer relies on it).
+  struct iovec iov[4];
+  int64_t nio, bytes;
+  ASSERT_EQ(ddt_iov(nullptr, 1, v, 0, iov, 4, &nio, &bytes), DDT_SUCCESS);
+  EXPECT_EQ(nio, 4);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(iov[1].iov_base), 8u);
+  ddt_type_free(&v);
+  ddt_type_free(&neg);
+  ddt_type_free(&bottom);
+}

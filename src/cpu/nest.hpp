@@ -1,0 +1,127 @@
+// The executor of a Nest plan: up to kMaxNest + 1 strided dimensions (the element's and the
+// count's) around one block, any byte range [lo, hi) of the stream.
+//
+// A range is cut as the walk cuts it, but over fixed arrays and with the block width fixed at
+// compile time: at each level a partial first child, the whole children as one loop nest, a
+// partial last child. Whole nests run with no call per block and no width test per block; a
+// 2-level nest (rows of blocks, the DDTBench faces) is an explicit double loop.
+#pragma once
+#include <cstdint>
+
+#include "cpu/copy_kernels.hpp"
+#include "plan/plan.hpp"
+
+namespace ddt {
+
+// A plan's nest with the count of elements added as the outermost dimension (merged into the
+// element's outermost one when it continues it). size[j] is the stream bytes of one instance
+// of level j: level 0 is a block, level j + 1 is n[j] instances of level j at stride s[j].
+struct NestShape {
+  int dims = 0;
+  int64_t n[kMaxNest + 1], s[kMaxNest + 1], size[kMaxNest + 2];
+
+  NestShape(const Plan& p, int64_t count) {
+    dims = p.dims;
+    for (int j = 0; j < dims; ++j) n[j] = p.n[j], s[j] = p.s[j];
+    if (count > 1) {
+      // Elements continue the outermost dimension when they start where its next copy would
+      // (or, for a block, where the next block would): then they are more copies of it.
+      const int64_t outer_next = dims == 0 ? p.width : n[dims - 1] * s[dims - 1];
+      if (dims > 0 && p.extent == outer_next)
+        n[dims - 1] *= count;
+      else if (dims == 0 && p.extent == p.width)
+        dims = -1;  // one block of count * width: contiguous
+      else
+        n[dims] = count, s[dims] = p.extent, ++dims;
+    }
+    if (dims < 0) {
+      dims = 0;
+      size[0] = p.width * count;
+      return;
+    }
+    size[0] = p.width;
+    for (int j = 0; j < dims; ++j) size[j + 1] = size[j] * n[j];
+  }
+};
+
+template <bool Gather, int64_t W, bool Stream>
+struct NestRun {
+  const NestShape& x;
+  char* seq;  // the packed side; advances as bytes move
+
+  void block(uintptr_t p, int64_t w) {
+    char* at = reinterpret_cast<char*>(p);
+    if (Stream)
+      Gather ? stream_copy(seq, at, w) : stream_copy(at, seq, w);
+    else
+      Gather ? any_copy(seq, at, w) : any_copy(at, seq, w);
+    seq += w;
+  }
+
+  // count whole instances of level `level` at the given stride.
+  void whole(int level, uintptr_t p, int64_t stride, int64_t count) {
+    const int64_t w = x.size[0];
+    if (level == 0) {
+      if (Stream)
+        stream_blocks<Gather>(seq, p, stride, w, count);
+      else
+        strided_blocks<Gather, W>(seq, p, stride, w, count);
+      seq += w * count;
+      return;
+    }
+    const int64_t in = x.n[level - 1], is = x.s[level - 1];
+    if (level == 1 && !Stream) {  // rows of blocks
+      const int64_t row = in * w;
+      for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride), seq += row)
+        strided_blocks<Gather, W>(seq, p, is, w, in);
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) whole(level - 1, p, is, in);
+  }
+
+  // Stream bytes [lo, hi) of one instance of level `level` placed at p.
+  void range(int level, uintptr_t p, int64_t lo, int64_t hi) {
+    if (level == 0) return block(p + static_cast<uintptr_t>(lo), hi - lo);
+    const int64_t cs = x.size[level - 1], st = x.s[level - 1];
+    const int64_t i = lo / cs, off = lo - i * cs;
+    p += static_cast<uintptr_t>(i * st);
+    if (off) {
+      const int64_t end = std::min(cs, off + (hi - lo));
+      range(level - 1, p, off, end);
+      lo += end - off;
+      p += static_cast<uintptr_t>(st);
+    }
+    const int64_t k = (hi - lo) / cs;
+    if (k > 0) {
+      whole(level - 1, p, st, k);
+      lo += k * cs;
+      p += static_cast<uintptr_t>(k * st);
+    }
+    if (lo < hi) range(level - 1, p, 0, hi - lo);
+  }
+};
+
+// Moves stream bytes [lo, hi) of the nest placed at base between the buffer and seq.
+template <bool Gather, int64_t W, bool Stream>
+inline void run_nest(const NestShape& x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
+  NestRun<Gather, W, Stream> r{x, seq};
+  if (lo == 0 && hi == x.size[x.dims] && x.dims > 0)
+    r.whole(x.dims - 1, base, x.s[x.dims - 1], x.n[x.dims - 1]);
+  else
+    r.range(x.dims, base, lo, hi);
+}
+
+// The width dispatch, once per call: the plan's kernel width, or streaming stores.
+template <bool Gather>
+inline void nest(const Plan& p, const NestShape& x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
+  if (stream_stores(hi - lo, p.width)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq);
+  switch (p.kernel_width) {
+#define DDT_CASE_(W) \
+  case W: return run_nest<Gather, W, false>(x, base, lo, hi, seq);
+    DDT_KERNEL_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
+    default: return run_nest<Gather, 0, false>(x, base, lo, hi, seq);
+  }
+}
+
+}  // namespace ddt

@@ -1,0 +1,90 @@
+// Choosing the plan of a layout (the cost model is in plan.hpp), and keeping it with the type.
+#include "plan/plan.hpp"
+
+#include <new>
+
+#include "type/type.hpp"
+
+namespace ddt {
+
+namespace {
+
+// node as n copies of a child at a stride: a VEC, or the pair SEQ that the builder makes of
+// two copies (vec-2). False for anything else.
+bool as_run(const Layout& L, const Node& x, int64_t& n, int64_t& stride, int64_t& child) {
+  if (x.kind == Kind::Vec) {
+    n = x.count, stride = x.stride, child = x.child;
+    return true;
+  }
+  if (x.kind == Kind::Seq && x.count == 2 && L.entries[x.child].node == L.entries[x.child + 1].node) {
+    n = 2, stride = L.entries[x.child + 1].disp, child = L.entries[x.child].node;
+    return true;
+  }
+  return false;
+}
+
+// The layout as a nest: runs down to a block, at most kMaxNest of them. Dimensions come out
+// outermost first and are stored innermost first.
+bool nest(const Layout& L, Plan& p) {
+  int64_t n[kMaxNest], s[kMaxNest], node = L.root;
+  int d = 0;
+  for (;;) {
+    const Node& x = L.nodes[node];
+    if (x.kind == Kind::Block) {
+      p.width = x.size;
+      break;
+    }
+    if (d == kMaxNest || !as_run(L, x, n[d], s[d], node)) return false;
+    ++d;
+  }
+  p.dims = d;
+  for (int j = 0; j < d; ++j) p.n[j] = n[d - 1 - j], p.s[j] = s[d - 1 - j];
+  return true;
+}
+
+bool rows(const Layout& L, Plan& p) {
+  const Node& x = L.nodes[L.root];
+  if (x.kind != Kind::Seq || x.count > kRowsMax) return false;
+  for (int64_t j = 0; j < x.count; ++j) {
+    const Entry& e = L.entries[x.child + j];
+    if (L.nodes[e.node].kind != Kind::Block) return false;
+    p.rdisp[j] = e.disp;
+    p.rwidth[j] = L.nodes[e.node].size;
+  }
+  p.rows = static_cast<int>(x.count);
+  return true;
+}
+
+void drop(const void* p) { delete static_cast<const Plan*>(p); }
+
+}  // namespace
+
+Plan make_plan(const Layout& L, int64_t extent) {
+  Plan p;
+  p.disp = L.disp;
+  p.size = L.size();
+  p.extent = extent;
+  if (L.root < 0) {
+    p.shape = Shape::Empty;
+  } else if (nest(L, p)) {
+    p.shape = Shape::Nest;
+    p.kernel_width = kernel_width(p.width);
+  } else if (rows(L, p)) {
+    p.shape = Shape::Rows;
+  }
+  return p;
+}
+
+const Plan& plan_of(ddt_type_s* t) {
+  if (const void* p = t->plan.load(std::memory_order_acquire)) return *static_cast<const Plan*>(p);
+  const Plan* mine = new Plan(make_plan(*t->layout, t->extent()));  // bad_alloc: the caller's guard
+  const void* expected = nullptr;
+  t->drop_plan.store(drop, std::memory_order_relaxed);  // the same function whoever wins
+  if (!t->plan.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) {
+    delete mine;
+    return *static_cast<const Plan*>(expected);
+  }
+  return *mine;
+}
+
+}  // namespace ddt

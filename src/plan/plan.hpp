@@ -1,0 +1,92 @@
+// Plans: how a committed type moves, chosen once (at commit, or at first use of a type that
+// never passed through commit, such as a deserialized one) and kept with the type. A call then
+// checks its arguments and runs the plan, with no walk set-up in between.
+//
+// The plan is data, not code: src/cpu/ (and later the GPU executors and the NIC model) map it to
+// their kernels. Every choice an executor makes is taken here, with its cost model beside it:
+//
+//   shape      what one element of the layout is, seen from the executor (see Shape below);
+//   width      which fixed-width kernel moves a block (DDT_KERNEL_WIDTHS below);
+//   streaming  whether outputs use non-temporal stores (stream_stores()).
+//
+// Cost model of the shape choice (measured with make bench's DDTBench suite at 2932fb6: small
+// types of 0.5-13 KB lost 5-30 % to the hand loop, and the time went to the walk's set-up and
+// to one recursive call and one width switch per row, not to copying):
+//   * Nest: one loop nest per call, the width switch once per call. A nest is the common case
+//     (vector, subarray, every DDTBench face) and the canonical form guarantees that adjacent
+//     dimensions that could merge have merged, so the nest is as shallow as the layout allows.
+//   * Rows: the element is a short table of blocks (a struct of a few members, the
+//     Carpen-Amarie bucket/alternating units): a double loop over a copy of its (displacement,
+//     width) pairs, kept in the plan so that a call does not re-read the table.
+//   * Walk: everything else goes to the seekable walk, whose table runs are width-specialised
+//     per run (tables are long: the per-run switch is amortised over the run).
+#pragma once
+#include <cstdint>
+
+#include "layout/layout.hpp"
+
+struct ddt_type_s;
+
+namespace ddt {
+
+enum class Shape : uint8_t {
+  Empty,  // no data
+  Nest,   // up to kMaxNest strided dimensions around one block (a block alone is a nest of 0)
+  Rows,   // a short table of blocks
+  Walk,   // the general walk
+};
+
+constexpr int kMaxNest = 4;      // element dimensions; the count of elements adds one per call
+constexpr int kRowsMax = 16;     // entries of a Rows table
+
+struct Plan {
+  Shape shape = Shape::Walk;
+  int64_t disp = 0;   // of the layout's root, from the buffer
+  int64_t size = 0;   // packed bytes of one element
+  int64_t extent = 0;
+  // Nest: dimension j (0 innermost) is n[j] copies at stride s[j] of dimension j-1, dimension
+  // -1 being a block of `width` bytes.
+  int dims = 0;
+  int64_t width = 0;
+  int64_t n[kMaxNest] = {}, s[kMaxNest] = {};
+  // Rows: rows entries of one element, entry j a block of rwidth[j] bytes at rdisp[j].
+  int rows = 0;
+  int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
+  // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
+  int64_t kernel_width = 0;
+};
+
+// The fixed block widths that get a kernel of their own (a straight-line move with no length
+// test per block). These are the widths DDTBench and the sweep move (1..64 B); other widths up
+// to 64 B use two overlapping moves and wider ones memcpy. The list is the executors': pack and
+// unpack instantiate exactly these.
+#define DDT_KERNEL_WIDTHS(X) X(1) X(2) X(3) X(4) X(6) X(8) X(12) X(16) X(20) X(24) X(32) X(40) X(48) X(64)
+// Table runs (index lists) get their own shorter list: the element sizes of index lists, 1-32 B;
+// a table run is found entry by entry, so a longer list buys nothing measurable.
+#define DDT_TABLE_WIDTHS(X) X(1) X(2) X(4) X(8) X(12) X(16) X(24) X(32)
+inline int64_t kernel_width(int64_t w) {
+  switch (w) {
+#define DDT_CASE_(W) case W: return W;
+    DDT_KERNEL_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
+    default: return 0;
+  }
+}
+
+// Non-temporal stores pay off once the output no longer fits the last-level cache, for blocks
+// of a whole line and more (below a line a streaming store writes a partial line, which the
+// memory controller must merge). Measurements: copy_kernels.hpp.
+constexpr int64_t kStreamBytes = int64_t{16} << 20;
+constexpr int64_t kStreamMinWidth = 64;
+inline bool stream_stores(int64_t output_bytes, int64_t width) {
+  return output_bytes >= kStreamBytes && width >= kStreamMinWidth;
+}
+
+// Builds the plan of a layout with the given extent (pure; for tests and for plan_of).
+Plan make_plan(const Layout& L, int64_t extent);
+
+// The plan of a committed type: built once and kept with it (thread-safe: racing first uses
+// build it twice and keep one).
+const Plan& plan_of(ddt_type_s* t);
+
+}  // namespace ddt
