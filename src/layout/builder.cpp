@@ -28,12 +28,19 @@
 // Structurally equal nodes are interned to one index, so equality of subtrees is equality of
 // indices, and finish() numbers nodes in DFS post-order: equal layouts are equal arrays.
 //
+// Cost. A long index list is mostly settled: blocks that touch no neighbour and form no run.
+// The passes therefore work on windows around the items that can change (find_windows) and
+// leave the rest where it is, a table's entries are written once and hashed in the same loop
+// (table), an imported child's tables are appended in bulk (import), and finish() moves the
+// root table into the layout instead of copying it. Commit cost stays a few ns per entry.
+//
 // Canonical form is greedy left to right: a table whose regularity only shows under a
 // different grouping (say 0,10,20,25,30 described as runs {0,10} and {20,25,30}) may keep two
 // forms. The equivalences of DESIGN.md and the DDTBench kernels are all caught (tests/).
 #include "layout/builder.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "ddtkit.h"
 #include "util/checked.hpp"
@@ -47,44 +54,46 @@ uint64_t mix(uint64_t h, uint64_t v) {  // one round of a multiply-xorshift hash
   return h * 0xbf58476d1ce4e5b9ULL;
 }
 
-uint64_t hash_node(const Node& n, const std::vector<Entry>* es) {
-  uint64_t h = mix(mix(mix(static_cast<uint64_t>(n.kind), n.size), n.count), n.stride);
+constexpr uint64_t kSeed = 0x6464746b;
+
+// The structural hash of a node: h carries a Seq's entries (mixed in as they are written, from
+// kSeed), then the node's own fields. Only the builder's hash table uses it; the canonical hash
+// of a layout is computed from its encoding (identity.cpp).
+uint64_t seal(const Node& n, uint64_t h) {
+  h = mix(mix(mix(mix(h, static_cast<uint64_t>(n.kind)), n.size), n.count), n.stride);
   if (n.kind == Kind::Vec) h = mix(h, n.child);
-  if (es)
-    for (const Entry& e : *es) h = mix(mix(h, e.disp), e.node);
   return h ^ (h >> 29);
 }
 
+// Items a pass can change lie within this many items of a dirty one (find_windows).
+constexpr size_t kMargin = 2;
+
 }  // namespace
 
-bool Builder::same(int64_t idx, const Node& n, const std::vector<Entry>* es) const {
+bool Builder::same(int64_t idx, const Node& n) const {
   const Node& m = nodes_[idx];
   if (m.kind != n.kind || m.size != n.size || m.count != n.count || m.stride != n.stride) return false;
   if (n.kind == Kind::Vec) return m.child == n.child;
   if (n.kind == Kind::Block) return true;
+  const Entry* a = &entries_[m.child];
+  const Entry* b = &entries_[entries_.size() - n.count];
   for (int64_t i = 0; i < n.count; ++i)
-    if (entries_[m.child + i].disp != (*es)[i].disp || entries_[m.child + i].node != (*es)[i].node) return false;
+    if (a[i].disp != b[i].disp || a[i].node != b[i].node) return false;
   return true;
 }
 
-int64_t Builder::intern(Node n, const std::vector<Entry>* entries) {
-  const uint64_t h = hash_node(n, entries);
+int64_t Builder::intern(Node n, uint64_t h, int d) {
   if (slots_.empty()) slots_.assign(64, -1);
   size_t mask = slots_.size() - 1, i = h & mask;
   for (; slots_[i] >= 0; i = (i + 1) & mask)
-    if (hashes_[slots_[i]] == h && same(slots_[i], n, entries)) return slots_[i];
-  int d = 1;
-  if (n.kind == Kind::Vec) d += depth_[n.child];
-  if (entries) {
-    n.child = static_cast<int64_t>(entries_.size());
-    int64_t prefix = 0;
-    for (const Entry& e : *entries) {
-      d = std::max(d, 1 + depth_[e.node]);
-      prefix_.push_back(prefix);
-      prefix += nodes_[e.node].size;
-      entries_.push_back(e);
+    if (hashes_[slots_[i]] == h && same(slots_[i], n)) {
+      if (n.kind == Kind::Seq) {  // the appended copy is not needed
+        entries_.resize(entries_.size() - n.count);
+        prefix_.resize(prefix_.size() - n.count);
+      }
+      return slots_[i];
     }
-  }
+  if (n.kind == Kind::Seq) n.child = static_cast<int64_t>(entries_.size()) - n.count;
   if (d > kMaxDepth) error_ = DDT_ERR_ARG;
   const int64_t idx = static_cast<int64_t>(nodes_.size());
   nodes_.push_back(n);
@@ -106,9 +115,12 @@ int64_t Builder::intern(Node n, const std::vector<Entry>* entries) {
 
 Placed Builder::block(int64_t len) {
   if (len <= 0) return {};
-  return {0, intern(Node{Kind::Block, len, 1, 0, -1, 0, len}, nullptr)};
+  const Node n{Kind::Block, len, 1, 0, -1, 0, len};
+  return {0, intern(n, seal(n, kSeed), 1)};
 }
 
+// A child's nodes are already canonical and in post-order: each is interned once, and a table
+// is appended in one pass (entries remapped, prefix sums and hash computed as it goes).
 Placed Builder::import(const Layout& src) {
   if (src.root < 0) return {};
   auto memo = imported_.find(&src);
@@ -116,16 +128,61 @@ Placed Builder::import(const Layout& src) {
   std::vector<int64_t> map(src.nodes.size());
   for (size_t i = 0; i < src.nodes.size(); ++i) {
     Node n = src.nodes[i];
-    if (n.kind == Kind::Vec) n.child = map[n.child];
-    if (n.kind == Kind::Seq) {
-      std::vector<Entry> es(src.entries.begin() + n.child, src.entries.begin() + n.child + n.count);
-      for (Entry& e : es) e.node = map[e.node];
-      map[i] = intern(n, &es);
-    } else {
-      map[i] = intern(n, nullptr);
+    uint64_t h = kSeed;
+    int d = 1;
+    if (n.kind == Kind::Vec) {
+      n.child = map[n.child];
+      d += depth_[n.child];
     }
+    if (n.kind == Kind::Seq) {
+      entries_.reserve(entries_.size() + n.count);
+      prefix_.reserve(prefix_.size() + n.count);
+      int64_t prefix = 0;
+      for (const Entry* e = &src.entries[n.child]; e != &src.entries[n.child] + n.count; ++e) {
+        const int64_t c = map[e->node];
+        entries_.push_back({e->disp, c});
+        prefix_.push_back(prefix);
+        prefix += nodes_[c].size;
+        h = mix(mix(h, e->disp), c);
+        d = std::max(d, 1 + depth_[c]);
+      }
+    }
+    map[i] = intern(n, seal(n, h), d);
   }
   return imported_[&src] = Placed{src.disp, map[src.root]};
+}
+
+Placed Builder::table(const std::vector<Placed>& items) {
+  Checked ck;
+  const size_t first = entries_.size();
+  entries_.reserve(first + items.size());
+  prefix_.reserve(first + items.size());
+  const int64_t base = items[0].disp;
+  int64_t size = 0, lo = INT64_MAX, hi = INT64_MIN;
+  uint64_t h = kSeed;
+  int d = 1;
+  for (const Placed& it : items) {
+    const Node& n = nodes_[it.node];
+    const int64_t disp = ck.sub(it.disp, base);
+    entries_.push_back({disp, it.node});
+    prefix_.push_back(size);
+    h = mix(mix(h, disp), it.node);
+    size = ck.add(size, n.size);
+    lo = std::min(lo, ck.add(disp, n.lo));
+    hi = std::max(hi, ck.add(disp, n.hi));
+    d = std::max(d, 1 + depth_[it.node]);
+  }
+  ck.sub(hi, lo);
+  ck.add(base, lo);
+  ck.add(base, hi);
+  if (ck.overflow) {
+    entries_.resize(first);
+    prefix_.resize(first);
+    error_ = DDT_ERR_OVERFLOW;
+    return {};
+  }
+  const Node n{Kind::Seq, size, static_cast<int64_t>(items.size()), 0, 0, lo, hi};
+  return {base, intern(n, seal(n, h), d)};
 }
 
 Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
@@ -144,17 +201,7 @@ Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
     stride = cs;
     p.node = cc;
   }
-  if (count == 2) {  // vec-2
-    std::vector<Entry> pair{{0, p.node}, {stride, p.node}};
-    const Node& g = nodes_[p.node];
-    int64_t lo = std::min(g.lo, ck.add(stride, g.lo)), hi = std::max(g.hi, ck.add(stride, g.hi));
-    ck.sub(hi, lo);
-    if (ck.overflow) {
-      error_ = DDT_ERR_OVERFLOW;
-      return {};
-    }
-    return {p.disp, intern(Node{Kind::Seq, 2 * g.size, 2, 0, 0, lo, hi}, &pair)};
-  }
+  if (count == 2) return shift(table({{0, p.node}, {stride, p.node}}), p.disp);  // vec-2
   const Node& g = nodes_[p.node];
   int64_t span = ck.mul(count - 1, stride);
   Node n{Kind::Vec, ck.mul(count, g.size), count, stride, p.node,
@@ -164,7 +211,7 @@ Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
     error_ = DDT_ERR_OVERFLOW;
     return {};
   }
-  return {p.disp, intern(n, nullptr)};
+  return {p.disp, intern(n, seal(n, kSeed), 1 + depth_[p.node])};
 }
 
 namespace {
@@ -187,84 +234,134 @@ bool Builder::as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) 
   return false;
 }
 
+// An item is dirty when a pass may change it: anything but a block, two blocks that touch
+// (seq-adj), three items of one node at one stride (seq-run), and any pair or triple whose
+// displacement arithmetic overflows (the pass must see it to report it). A clean block changes
+// only next to a dirty item, and at most kMargin items away from it:
+//   * it cannot touch a merged block (that would touch one of its own neighbours), nor start
+//     or continue a run of singles (that run would be three clean items at one stride);
+//   * a run unpacked from a VEC takes the single just before it, or the singles after it at
+//     its stride, of which only two can be clean (three would be a run of their own).
+// Windows are the dirty items with kMargin clean items on each side; what a pass does inside a
+// window does not depend on the clean items outside it, so passes skip them. No window at all
+// means settled: no pass would change anything.
+bool Builder::find_windows(const std::vector<Placed>& items, std::vector<std::pair<size_t, size_t>>& w) const {
+  w.clear();
+  const size_t n = items.size();
+  auto dirty = [&](size_t lo, size_t hi) {  // items lo..hi (inclusive); starts never decrease
+    const size_t a = lo < kMargin ? 0 : lo - kMargin, b = std::min(n, hi + kMargin + 1);
+    if (!w.empty() && a <= w.back().second)
+      w.back().second = std::max(w.back().second, b);
+    else
+      w.push_back({a, b});
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Placed& it = items[i];
+    const Node& x = nodes_[it.node];
+    if (x.kind != Kind::Block) {
+      dirty(i, i);
+      continue;
+    }
+    if (i > 0 && nodes_[items[i - 1].node].kind == Kind::Block) {
+      Checked c;
+      if (c.add(items[i - 1].disp, nodes_[items[i - 1].node].size) == it.disp || c.overflow) dirty(i - 1, i);
+    }
+    if (i + 2 < n && items[i + 1].node == it.node && items[i + 2].node == it.node) {
+      Checked c;
+      if (c.sub(items[i + 1].disp, it.disp) == c.sub(items[i + 2].disp, items[i + 1].disp) || c.overflow)
+        dirty(i, i + 2);
+    }
+  }
+  if (!local_passes_ && !w.empty()) w.assign(1, {0, n});
+  return !w.empty();
+}
+
 Placed Builder::seq(std::vector<Placed> items) {
   items.erase(std::remove_if(items.begin(), items.end(), [](const Placed& p) { return p.node < 0; }),
               items.end());
   Checked ck;
-  // A table of plain blocks with no touching neighbours and no three at one stride is already
-  // what every pass below would leave it: the usual random index list skips them.
-  const auto settled = [&] {
-    for (size_t i = 0; i < items.size(); ++i) {
-      Checked c;
-      if (nodes_[items[i].node].kind != Kind::Block) return false;
-      if (i > 0 && c.add(items[i - 1].disp, nodes_[items[i - 1].node].size) == items[i].disp) return false;
-      if (i + 2 < items.size() && items[i + 1].node == items[i].node && items[i + 2].node == items[i].node &&
-          c.sub(items[i + 1].disp, items[i].disp) == c.sub(items[i + 2].disp, items[i + 1].disp))
-        return false;
-      if (c.overflow) return false;  // the passes below report it
-    }
-    return true;
+  std::vector<std::pair<size_t, size_t>> windows;
+  struct Done {  // a window as processed: items [a, end) became runs [r0, r1)
+    size_t a, end, r0, r1;
   };
+  std::vector<Done> done;
+  std::vector<Run> runs;
   // Stops when an even and an odd pass in a row changed nothing (an even pass alone suffices
   // when no item is a run): runs formed by one pass get seen whole by the next even pass.
   int quiet = 0;
   for (int pass = 0; pass < 64 && items.size() > 1; ++pass) {
-    if (quiet == 0 && settled()) break;  // at the start, and after each change
+    // Windows are found at the start and after each change; an unchanged list keeps them.
+    if (quiet == 0 && !find_windows(items, windows)) break;
     bool changed = false, saw_run = false, saw_seq = false;
     // Even passes see each item whole (struct of identical members -> VEC of that member);
     // odd passes see a VEC item as a run of its child (runs that continue each other merge).
     const bool unpack = pass % 2 == 1;
-    std::vector<Run> runs;
-    runs.reserve(items.size());
+    runs.clear();
+    done.clear();
     auto single = [&](size_t i) {  // item i as a run, unpacked on odd passes
       const Placed& it = items[i];
       Run r{it.disp, 1, 0, it.node};
       if (unpack) as_run(it.node, r.n, r.stride, r.node);
       return r;
     };
-    for (size_t i = 0; i < items.size(); ++i) {
-      Run r = single(i);
-      const Kind k = nodes_[items[i].node].kind;
-      saw_run |= k == Kind::Vec || k == Kind::Seq;  // a VEC or a pair: unpacking may merge it
-      saw_seq |= k == Kind::Seq;
-      if (!runs.empty()) {
-        Run& last = runs.back();
-        const Node& ln = nodes_[last.node];
-        if (last.n == 1 && r.n == 1 && ln.kind == Kind::Block && nodes_[r.node].kind == Kind::Block &&
-            ck.add(last.disp, ln.size) == r.disp) {  // seq-adj
-          last.node = block(ck.add(ln.size, nodes_[r.node].size)).node;
-          changed = true;
-          continue;
-        }
-        if (last.node == r.node && (last.n > 1 || r.n > 1)) {  // seq-run: extend a run
-          int64_t s = last.n > 1 ? last.stride : r.stride;
-          bool strides_agree = (last.n == 1 || last.stride == s) && (r.n == 1 || r.stride == s);
-          if (strides_agree && ck.add(last.disp, ck.mul(last.n, s)) == r.disp && !ck.overflow) {
-            last.n += r.n;
-            last.stride = s;
+    size_t i = 0;
+    for (const auto& win : windows) {
+      const size_t r0 = runs.size(), a = std::max(i, win.first);
+      for (i = a; i < win.second; ++i) {
+        Run r = single(i);
+        const Kind k = nodes_[items[i].node].kind;
+        saw_run |= k == Kind::Vec || k == Kind::Seq;  // a VEC or a pair: unpacking may merge it
+        saw_seq |= k == Kind::Seq;
+        if (runs.size() > r0) {
+          Run& last = runs.back();
+          const Node& ln = nodes_[last.node];
+          if (last.n == 1 && r.n == 1 && ln.kind == Kind::Block && nodes_[r.node].kind == Kind::Block &&
+              ck.add(last.disp, ln.size) == r.disp) {  // seq-adj
+            last.node = block(ck.add(ln.size, nodes_[r.node].size)).node;
             changed = true;
             continue;
           }
-        }
-      }
-      // seq-run: three singles of one node at one stride start a run.
-      if (r.n == 1 && i + 2 < items.size() && items[i + 1].node == items[i].node && items[i + 2].node == items[i].node) {
-        Run b = single(i + 1), c = single(i + 2);
-        if (b.n == 1 && c.n == 1 && b.node == r.node && c.node == r.node) {
-          int64_t s = ck.sub(b.disp, r.disp);
-          if (ck.sub(c.disp, b.disp) == s && !ck.overflow && !(nodes_[r.node].kind == Kind::Block && s == nodes_[r.node].size)) {
-            runs.push_back({r.disp, 3, s, r.node});
-            i += 2;
-            changed = true;
-            continue;
+          if (last.node == r.node && (last.n > 1 || r.n > 1)) {  // seq-run: extend a run
+            int64_t s = last.n > 1 ? last.stride : r.stride;
+            bool strides_agree = (last.n == 1 || last.stride == s) && (r.n == 1 || r.stride == s);
+            if (strides_agree && ck.add(last.disp, ck.mul(last.n, s)) == r.disp && !ck.overflow) {
+              last.n += r.n;
+              last.stride = s;
+              changed = true;
+              continue;
+            }
           }
         }
+        // seq-run: three singles of one node at one stride start a run.
+        if (r.n == 1 && i + 2 < items.size() && items[i + 1].node == items[i].node &&
+            items[i + 2].node == items[i].node) {
+          Run b = single(i + 1), c = single(i + 2);
+          if (b.n == 1 && c.n == 1 && b.node == r.node && c.node == r.node) {
+            int64_t s = ck.sub(b.disp, r.disp);
+            if (ck.sub(c.disp, b.disp) == s && !ck.overflow &&
+                !(nodes_[r.node].kind == Kind::Block && s == nodes_[r.node].size)) {
+              runs.push_back({r.disp, 3, s, r.node});
+              i += 2;
+              changed = true;
+              continue;
+            }
+          }
+        }
+        runs.push_back(r);
       }
-      runs.push_back(r);
+      done.push_back({a, i, r0, runs.size()});
     }
     if (changed) {  // unchanged, the runs are the items as they were
-      items.clear();
-      for (const Run& r : runs) items.push_back(vec(r.n, r.stride, Placed{r.disp, r.node}));
+      // In place: a window's runs are no more than its items, so writing never overtakes reading.
+      size_t out = 0, from = 0;
+      for (const Done& d : done) {
+        out = std::copy(items.begin() + from, items.begin() + d.a, items.begin() + out) - items.begin();
+        for (size_t k = d.r0; k < d.r1; ++k)
+          items[out++] = vec(runs[k].n, runs[k].stride, Placed{runs[k].disp, runs[k].node});
+        from = d.end;
+      }
+      out = std::copy(items.begin() + from, items.end(), items.begin() + out) - items.begin();
+      items.resize(out);
     }
     // A pair (vec-2) that merged nothing is two singles again: flattened below.
     if (error_) return {};  // vec overflowed: no item may be read after this
@@ -301,26 +398,7 @@ Placed Builder::seq(std::vector<Placed> items) {
   if (items.empty()) return {};
   if (items.size() == 1) return items[0];  // seq-1
   if (Placed r = period(items); r.node >= 0) return r;
-  std::vector<Entry> es;
-  es.reserve(items.size());
-  int64_t base = items[0].disp, size = 0, lo = INT64_MAX, hi = INT64_MIN;
-  for (const Placed& it : items) {
-    const Node& n = nodes_[it.node];
-    int64_t d = ck.sub(it.disp, base);
-    es.push_back({d, it.node});
-    size = ck.add(size, n.size);
-    lo = std::min(lo, ck.add(d, n.lo));
-    hi = std::max(hi, ck.add(d, n.hi));
-  }
-  ck.sub(hi, lo);
-  ck.add(base, lo);
-  ck.add(base, hi);
-  if (ck.overflow) {
-    error_ = DDT_ERR_OVERFLOW;
-    return {};
-  }
-  Node n{Kind::Seq, size, static_cast<int64_t>(es.size()), 0, 0, lo, hi};
-  return {base, intern(n, &es)};
+  return table(items);
 }
 
 Placed Builder::period(const std::vector<Placed>& items) {
@@ -347,11 +425,9 @@ Placed Builder::period(const std::vector<Placed>& items) {
 std::shared_ptr<const Layout> Builder::finish(Placed root) {
   auto out = std::make_shared<Layout>();
   if (root.node < 0) return out;
-  out->nodes.reserve(nodes_.size());
-  out->entries.reserve(entries_.size());
-  out->prefix.reserve(entries_.size());
-  // Iterative post-order DFS (depth is bounded, but tables can be wide).
-  std::vector<int64_t> newidx(nodes_.size(), -1);
+  // Iterative post-order DFS (depth is bounded, but tables can be wide): order lists the
+  // reachable nodes in their new numbering.
+  std::vector<int64_t> newidx(nodes_.size(), -1), order;
   struct Frame {
     int64_t node, next;
   };
@@ -360,29 +436,66 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
     Frame& f = stack.back();
     const Node& n = nodes_[f.node];
     int64_t nchild = n.kind == Kind::Vec ? 1 : (n.kind == Kind::Seq ? n.count : 0);
-    if (f.next < nchild) {
+    bool descend = false;
+    while (f.next < nchild && !descend) {
       int64_t c = n.kind == Kind::Vec ? n.child : entries_[n.child + f.next].node;
       ++f.next;
-      if (newidx[c] < 0) stack.push_back({c, 0});
-      continue;
+      descend = newidx[c] < 0;
+      if (descend) stack.push_back({c, 0});  // f is not used after this
     }
+    if (descend) continue;
     if (newidx[f.node] < 0) {
-      Node m = n;
-      if (n.kind == Kind::Vec) m.child = newidx[n.child];
-      if (n.kind == Kind::Seq) {
-        m.child = static_cast<int64_t>(out->entries.size());
-        for (int64_t e = 0; e < n.count; ++e) {
-          Entry en = entries_[n.child + e];
-          en.node = newidx[en.node];
-          out->entries.push_back(en);
-          out->prefix.push_back(prefix_[n.child + e]);
-        }
-      }
-      newidx[f.node] = static_cast<int64_t>(out->nodes.size());
-      out->nodes.push_back(m);
+      newidx[f.node] = static_cast<int64_t>(order.size());
+      order.push_back(f.node);
     }
     stack.pop_back();
   }
+  // Entries follow their tables in node order, so the root's table (a Seq root is numbered
+  // last) goes at the end: it moves within entries_, the other tables are copied before it.
+  const Node& r = nodes_[root.node];
+  const int64_t keep = r.kind == Kind::Seq ? r.count : 0;
+  std::vector<Entry> lead;
+  std::vector<int64_t> lead_prefix;
+  for (int64_t old : order) {
+    const Node& n = nodes_[old];
+    if (n.kind != Kind::Seq || old == root.node) continue;
+    for (int64_t e = n.child; e < n.child + n.count; ++e) {
+      lead.push_back({entries_[e].disp, newidx[entries_[e].node]});
+      lead_prefix.push_back(prefix_[e]);
+    }
+  }
+  const size_t nl = lead.size();
+  if (keep > 0) {
+    const size_t from = static_cast<size_t>(r.child);
+    if (entries_.size() < nl + keep) {
+      entries_.resize(nl + keep);
+      prefix_.resize(nl + keep);
+    }
+    std::memmove(&entries_[nl], &entries_[from], keep * sizeof(Entry));
+    std::memmove(&prefix_[nl], &prefix_[from], keep * sizeof(int64_t));
+    for (Entry* e = &entries_[nl]; e != &entries_[nl] + keep; ++e) e->node = newidx[e->node];
+  }
+  entries_.resize(nl + keep);
+  prefix_.resize(nl + keep);
+  std::copy(lead.begin(), lead.end(), entries_.begin());
+  std::copy(lead_prefix.begin(), lead_prefix.end(), prefix_.begin());
+  if (entries_.capacity() > 2 * entries_.size() + 64) {  // imports that were flattened away
+    entries_.shrink_to_fit();
+    prefix_.shrink_to_fit();
+  }
+  out->nodes.reserve(order.size());
+  int64_t at = 0;  // the next table's first entry
+  for (int64_t old : order) {
+    Node m = nodes_[old];
+    if (m.kind == Kind::Vec) m.child = newidx[m.child];
+    if (m.kind == Kind::Seq) {
+      m.child = at;
+      at += m.count;
+    }
+    out->nodes.push_back(m);
+  }
+  out->entries = std::move(entries_);
+  out->prefix = std::move(prefix_);
   out->root = newidx[root.node];
   out->disp = root.disp;
   return out;

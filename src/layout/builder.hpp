@@ -20,6 +20,9 @@ struct Placed {
 
 class Builder {
  public:
+  // local_passes = false makes every canonicalisation pass walk the whole list (the reference
+  // behaviour that tests compare the windowed passes against); the result is the same.
+  explicit Builder(bool local_passes = true) : local_passes_(local_passes) {}
   // Copies the layout of a child type into this builder (memoised per source).
   Placed import(const Layout& src);
   Placed block(int64_t len);
@@ -28,15 +31,24 @@ class Builder {
   Placed vec(int64_t count, int64_t stride, Placed p);
   // The concatenation, in stream order, of the typemaps of items.
   Placed seq(std::vector<Placed> items);
-  // Renumbers the reachable nodes in canonical post-order and returns the layout.
+  // Renumbers the reachable nodes in canonical post-order and returns the layout. The last call
+  // on a builder: the root table's entries are moved into the layout, not copied.
   std::shared_ptr<const Layout> finish(Placed root);
   const Node& node(int64_t i) const { return nodes_[i]; }
   // Set by vec/seq when a displacement computation would overflow or the depth limit is hit.
   int error() const { return error_; }
 
  private:
-  int64_t intern(Node n, const std::vector<Entry>* entries);
-  bool same(int64_t idx, const Node& n, const std::vector<Entry>* entries) const;
+  // Interns n, whose structural hash is h and depth d. A Seq's entries (and their prefix sums)
+  // are the last n.count of entries_, appended by the caller; they are dropped again when an
+  // equal node exists already.
+  int64_t intern(Node n, uint64_t h, int d);
+  bool same(int64_t idx, const Node& n) const;
+  // The ranges [first, second) of items that the next pass must look at (see builder.cpp);
+  // false when there are none: the items are settled.
+  bool find_windows(const std::vector<Placed>& items, std::vector<std::pair<size_t, size_t>>& windows) const;
+  // The SEQ of canonical items (at least two), written, summed, bounded and hashed in one pass.
+  Placed table(const std::vector<Placed>& items);
   // seq-period: items as repetitions of a short pattern, or an empty Placed.
   Placed period(const std::vector<Placed>& items);
   // node as n copies of child at a stride: a VEC, or a pair SEQ of one node (vec-2).
@@ -51,6 +63,7 @@ class Builder {
   std::vector<uint64_t> hashes_;  // per node, to grow the table without rehashing entries
   std::unordered_map<const Layout*, Placed> imported_;
   int error_ = 0;
+  bool local_passes_;
 };
 
 }  // namespace ddt

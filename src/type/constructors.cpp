@@ -30,23 +30,21 @@ int table(int combiner, int64_t count, const int64_t* bls, int64_t bl_all, const
   if (int e = check_table(count, bls ? static_cast<const void*>(bls) : &bl_all, displs)) return e;
   if (!bls && bl_all < 0) return DDT_ERR_COUNT;
   return guarded([&] {
-    ddt::Checked ck;
-    std::vector<Part> parts;
-    parts.reserve(count);
+    if (bls)
+      for (int64_t i = 0; i < count; ++i)
+        if (bls[i] < 0) return static_cast<int>(DDT_ERR_COUNT);
     std::vector<int64_t> ints{count}, addrs;
-    ints.reserve(2 + 2 * count);
-    addrs.reserve(bytes ? count : 0);
-    if (!bls) ints.push_back(bl_all);
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t bl = bls ? bls[i] : bl_all;
-      if (bl < 0) return static_cast<int>(DDT_ERR_COUNT);
-      if (bls) ints.push_back(bl);
-      int64_t d = bytes ? displs[i] : ck.mul(displs[i], oldtype->extent());
-      parts.push_back({d, 1, 0, bl, oldtype});
-    }
-    if (ck.overflow) return static_cast<int>(DDT_ERR_OVERFLOW);
-    for (int64_t i = 0; i < count; ++i) (bytes ? addrs : ints).push_back(displs[i]);
-    return ddt::derive(parts, false, combiner, std::move(ints), std::move(addrs), {oldtype}, newtype);
+    ints.reserve(2 + (bls ? count : 0) + (bytes ? 0 : count));
+    if (bls)
+      ints.insert(ints.end(), bls, bls + count);
+    else
+      ints.push_back(bl_all);
+    if (bytes)
+      addrs.assign(displs, displs + count);
+    else
+      ints.insert(ints.end(), displs, displs + count);
+    const ddt::Table tab{count, bls, bl_all, displs, bytes ? 1 : oldtype->extent(), nullptr, oldtype};
+    return ddt::derive(tab, false, combiner, std::move(ints), std::move(addrs), {oldtype}, newtype);
   });
 }
 
@@ -132,15 +130,12 @@ int ddt_type_struct(int64_t count, const int64_t blocklengths[], const int64_t d
     if (blocklengths[i] < 0) return DDT_ERR_COUNT;
   }
   return guarded([&] {
-    std::vector<Part> parts;
     std::vector<int64_t> ints{count};
+    ints.insert(ints.end(), blocklengths, blocklengths + count);
     std::vector<int64_t> addrs(displs_bytes, displs_bytes + count);
     std::vector<ddt_type> ts(types, types + count);
-    for (int64_t i = 0; i < count; ++i) {
-      parts.push_back({displs_bytes[i], 1, 0, blocklengths[i], types[i]});
-      ints.push_back(blocklengths[i]);
-    }
-    return ddt::derive(parts, true, DDT_COMBINER_STRUCT, std::move(ints), std::move(addrs),
+    const ddt::Table tab{count, blocklengths, 0, displs_bytes, 1, types, nullptr};
+    return ddt::derive(tab, true, DDT_COMBINER_STRUCT, std::move(ints), std::move(addrs),
                        std::move(ts), newtype);
   });
 }

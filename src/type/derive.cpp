@@ -43,51 +43,63 @@ int set_true_bounds_from_layout(ddt_type t) {
   return ck.overflow ? DDT_ERR_OVERFLOW : DDT_SUCCESS;
 }
 
-int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::vector<int64_t> ints,
-           std::vector<int64_t> addrs, std::vector<ddt_type> types, ddt_type* out) {
+namespace {
+
+// What MPI needs from the parts besides the layout: the size, and the bounds over all entries
+// and over explicit markers only.
+struct Bounds {
   Checked ck;
-  int64_t size = 0, align = 1;
-  // Bounds over all entries, and over markers only.
+  int64_t size = 0;
   int64_t lb_all = INT64_MAX, ub_all = INT64_MIN, lb_mark = INT64_MAX, ub_mark = INT64_MIN;
   bool any = false, lbm = false, ubm = false;
-  Builder b;
-  std::vector<Placed> items;
-  items.reserve(parts.size());
-  // A table repeats one (old type, block length) pair: build its block once.
-  ddt_type last_t = nullptr;
-  int64_t last_bl = -1;
-  Placed last_block;
-  for (const Part& p : parts) {
-    ddt_type t = p.t;
-    size = ck.add(size, ck.mul(ck.mul(p.count, p.bl), t->size));
-    if (p.count == 0 || p.bl == 0 || !t->has_entries) continue;
+  // Adds count blocks of bl copies of t, block i at disp + i*stride; false for a part with no
+  // entries, which takes no part in the bounds.
+  bool add(int64_t disp, int64_t count, int64_t stride, int64_t bl, ddt_type t) {
+    size = ck.add(size, ck.mul(ck.mul(count, bl), t->size));
+    if (count == 0 || bl == 0 || !t->has_entries) return false;
     int64_t ext = t->extent();
-    int64_t copies = ck.mul(p.bl - 1, ext), blocks = ck.mul(p.count - 1, p.stride);
-    int64_t lo = ck.add(ck.add(ck.add(p.disp, t->lb), std::min<int64_t>(0, copies)), std::min<int64_t>(0, blocks));
-    int64_t hi = ck.add(ck.add(ck.add(p.disp, t->ub), std::max<int64_t>(0, copies)), std::max<int64_t>(0, blocks));
+    int64_t copies = ck.mul(bl - 1, ext), blocks = ck.mul(count - 1, stride);
+    int64_t lo = ck.add(ck.add(ck.add(disp, t->lb), std::min<int64_t>(0, copies)), std::min<int64_t>(0, blocks));
+    int64_t hi = ck.add(ck.add(ck.add(disp, t->ub), std::max<int64_t>(0, copies)), std::max<int64_t>(0, blocks));
     any = true;
     lb_all = std::min(lb_all, lo);
     ub_all = std::max(ub_all, hi);
     if (t->lb_marker) lbm = true, lb_mark = std::min(lb_mark, lo);
     if (t->ub_marker) ubm = true, ub_mark = std::max(ub_mark, hi);
-    if (ck.overflow) return DDT_ERR_OVERFLOW;
-    if (t != last_t || p.bl != last_bl) {
-      last_t = t, last_bl = p.bl;
-      last_block = b.vec(p.bl, ext, b.import(*t->layout));
-    }
-    items.push_back(b.shift(p.count == 1 ? last_block : b.vec(p.count, p.stride, last_block), p.disp));
+    return true;
   }
+};
+
+// The block of bl copies of t, built once for each run of parts with equal (t, bl): a table
+// usually repeats one pair.
+struct BlockOf {
+  explicit BlockOf(Builder& builder) : b(builder) {}
+  Builder& b;
+  ddt_type t = nullptr;
+  int64_t bl = -1;
+  Placed block;
+  Placed operator()(ddt_type nt, int64_t nbl) {
+    if (nt != t || nbl != bl) t = nt, bl = nbl, block = b.vec(bl, t->extent(), b.import(*t->layout));
+    return block;
+  }
+};
+
+// The type of the placed items, with the sizes and bounds gathered in bd.
+int make(Bounds& bd, Builder& b, std::vector<Placed> items, bool is_struct, int combiner,
+         std::vector<int64_t> ints, std::vector<int64_t> addrs, std::vector<ddt_type> types, ddt_type* out) {
+  Checked& ck = bd.ck;
   if (ck.overflow) return DDT_ERR_OVERFLOW;
   // Alignment comes from the old types whether or not any block uses them, so that a type with
   // zero blocks still pads a struct it is placed in.
+  int64_t align = 1;
   for (ddt_type t : types) align = std::max(align, t->align);
   Placed root = b.seq(std::move(items));
   if (b.error()) return b.error();
   int64_t lb = 0, ub = 0;
-  if (any) {
-    lb = lbm ? lb_mark : lb_all;
-    ub = ubm ? ub_mark : ub_all;
-    if (is_struct && !ubm) {
+  if (bd.any) {
+    lb = bd.lbm ? bd.lb_mark : bd.lb_all;
+    ub = bd.ubm ? bd.ub_mark : bd.ub_all;
+    if (is_struct && !bd.ubm) {
       int64_t ext = ck.sub(ub, lb), rem = ext % align;
       if (rem > 0) ub = ck.add(ub, align - rem);
     }
@@ -96,13 +108,13 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
   }
   ddt_type t = new_derived(combiner, std::move(ints), std::move(addrs), std::move(types));
   if (!t) return DDT_ERR_NO_MEM;
-  t->size = size;
+  t->size = bd.size;
   t->align = align;
   t->lb = lb;
   t->ub = ub;
-  t->lb_marker = lbm;
-  t->ub_marker = ubm;
-  t->has_entries = any;
+  t->lb_marker = bd.lbm;
+  t->ub_marker = bd.ubm;
+  t->has_entries = bd.any;
   t->layout = b.finish(root);
   if (int e = set_true_bounds_from_layout(t)) {
     release(t);
@@ -110,6 +122,48 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
   }
   *out = t;
   return DDT_SUCCESS;
+}
+
+}  // namespace
+
+int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::vector<int64_t> ints,
+           std::vector<int64_t> addrs, std::vector<ddt_type> types, ddt_type* out) {
+  Bounds bd;
+  Builder b;
+  BlockOf block_of(b);
+  std::vector<Placed> items;
+  items.reserve(parts.size());
+  for (const Part& p : parts) {
+    if (!bd.add(p.disp, p.count, p.stride, p.bl, p.t)) continue;
+    if (bd.ck.overflow) return DDT_ERR_OVERFLOW;
+    Placed one = block_of(p.t, p.bl);
+    items.push_back(b.shift(p.count == 1 ? one : b.vec(p.count, p.stride, one), p.disp));
+  }
+  return make(bd, b, std::move(items), is_struct, combiner, std::move(ints), std::move(addrs),
+              std::move(types), out);
+}
+
+// The same as the parts {displs[i] * scale, 1, 0, bl(i), type(i)}, walked in place: one pass
+// places each entry's block, and the builder keeps what is settled of the list as it is.
+int derive(const Table& tab, bool is_struct, int combiner, std::vector<int64_t> ints,
+           std::vector<int64_t> addrs, std::vector<ddt_type> types, ddt_type* out) {
+  Bounds bd;
+  Builder b;
+  BlockOf block_of(b);
+  Checked scaled;
+  std::vector<Placed> items;
+  items.reserve(tab.count);
+  for (int64_t i = 0; i < tab.count; ++i) {
+    const ddt_type t = tab.type(i);
+    const int64_t bl = tab.bl(i), disp = tab.scale == 1 ? tab.displs[i] : scaled.mul(tab.displs[i], tab.scale);
+    if (scaled.overflow) return DDT_ERR_OVERFLOW;
+    if (!bd.add(disp, 1, 0, bl, t)) continue;
+    if (bd.ck.overflow) return DDT_ERR_OVERFLOW;
+    Placed one = block_of(t, bl);
+    if (one.node >= 0) items.push_back(b.shift(one, disp));
+  }
+  return make(bd, b, std::move(items), is_struct, combiner, std::move(ints), std::move(addrs),
+              std::move(types), out);
 }
 
 }  // namespace ddt
