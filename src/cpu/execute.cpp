@@ -23,14 +23,14 @@ constexpr int64_t kLowAddresses = int64_t{64} << 10;
 
 // Do the bytes of count elements of type at buf (true bounds, every element) reach into the
 // low addresses (or below address 0, or past the top of the address space)?
-bool hostile(const void* buf, int64_t count, ddt_type type) {
+// In 128 bits: every term is a 64-bit value, so nothing can wrap.
+inline bool hostile(const void* buf, int64_t count, ddt_type type) {
   if (count == 0 || type->size == 0) return false;
-  ddt::Checked ck;
-  const int64_t span = ck.mul(count - 1, type->extent());
-  const int64_t b = static_cast<int64_t>(reinterpret_cast<uintptr_t>(buf));
-  const int64_t lo = ck.add(ck.add(b, type->true_lb), std::min<int64_t>(0, span));
-  const int64_t hi = ck.add(ck.add(b, type->true_ub), std::max<int64_t>(0, span));
-  return ck.overflow || lo < kLowAddresses || hi <= kLowAddresses;
+  const __int128 b = static_cast<__int128>(reinterpret_cast<uintptr_t>(buf));
+  const __int128 span = static_cast<__int128>(count - 1) * type->extent();
+  const __int128 lo = b + type->true_lb + (span < 0 ? span : 0);
+  const __int128 hi = b + type->true_ub + (span > 0 ? span : 0);
+  return lo < kLowAddresses || hi > static_cast<__int128>(UINTPTR_MAX);
 }
 
 // A contiguous buffer of n bytes at p (the packed side): the same rule.
@@ -169,8 +169,14 @@ template <bool Gather>
 void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, char* seq) {
   const ddt::Plan& p = ddt::plan_of(type);
   if (p.shape == ddt::Shape::Nest) {
+    const uintptr_t base = buf + static_cast<uintptr_t>(p.disp);
+    if (p.dims == 0 && (count == 1 || p.extent == p.width) && hi - lo < ddt::kStreamBytes) {  // contiguous
+      char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(lo));
+      return Gather ? ddt::any_copy(seq, at, hi - lo) : ddt::any_copy(at, seq, hi - lo);
+    }
+    if (count == 1) return ddt::nest<Gather>(p, ddt::view_of(p), base, lo, hi, seq);
     const ddt::NestShape x(p, count);
-    return ddt::nest<Gather>(p, x, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
+    return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq);
   }
   const bool stream = hi - lo >= ddt::kStreamBytes;
   if (Gather) {

@@ -4,7 +4,8 @@
 // A range is cut as the walk cuts it, but over fixed arrays and with the block width fixed at
 // compile time: at each level a partial first child, the whole children as one loop nest, a
 // partial last child. Whole nests run with no call per block and no width test per block; a
-// 2-level nest (rows of blocks, the DDTBench faces) is an explicit double loop.
+// 2-level nest (rows of blocks, the DDTBench faces) is an explicit double loop. A call for one
+// whole element (the common one) uses the plan's arrays as they are.
 #pragma once
 #include <cstdint>
 
@@ -13,9 +14,15 @@
 
 namespace ddt {
 
+// The dimensions an executor runs: level 0 is a block of size[0] bytes, level j + 1 is n[j]
+// instances of level j at stride s[j]; size[j] is the stream bytes of one instance of level j.
+struct NestView {
+  int dims;
+  const int64_t *n, *s, *size;
+};
+
 // A plan's nest with the count of elements added as the outermost dimension (merged into the
-// element's outermost one when it continues it). size[j] is the stream bytes of one instance
-// of level j: level 0 is a block, level j + 1 is n[j] instances of level j at stride s[j].
+// element's outermost one when the elements continue it).
 struct NestShape {
   int dims = 0;
   int64_t n[kMaxNest + 1], s[kMaxNest + 1], size[kMaxNest + 2];
@@ -23,30 +30,27 @@ struct NestShape {
   NestShape(const Plan& p, int64_t count) {
     dims = p.dims;
     for (int j = 0; j < dims; ++j) n[j] = p.n[j], s[j] = p.s[j];
+    size[0] = p.width;
     if (count > 1) {
       // Elements continue the outermost dimension when they start where its next copy would
-      // (or, for a block, where the next block would): then they are more copies of it.
-      const int64_t outer_next = dims == 0 ? p.width : n[dims - 1] * s[dims - 1];
-      if (dims > 0 && p.extent == outer_next)
+      // (for a block: where the next byte would, and the nest is one block).
+      if (dims > 0 && p.extent == n[dims - 1] * s[dims - 1])
         n[dims - 1] *= count;
       else if (dims == 0 && p.extent == p.width)
-        dims = -1;  // one block of count * width: contiguous
+        size[0] = p.width * count;
       else
         n[dims] = count, s[dims] = p.extent, ++dims;
     }
-    if (dims < 0) {
-      dims = 0;
-      size[0] = p.width * count;
-      return;
-    }
-    size[0] = p.width;
     for (int j = 0; j < dims; ++j) size[j + 1] = size[j] * n[j];
   }
+  NestView view() const { return {dims, n, s, size}; }
 };
+
+inline NestView view_of(const Plan& p) { return {p.dims, p.n, p.s, p.level_size}; }
 
 template <bool Gather, int64_t W, bool Stream>
 struct NestRun {
-  const NestShape& x;
+  NestView x;
   char* seq;  // the packed side; advances as bytes move
 
   void block(uintptr_t p, int64_t w) {
@@ -103,17 +107,18 @@ struct NestRun {
 
 // Moves stream bytes [lo, hi) of the nest placed at base between the buffer and seq.
 template <bool Gather, int64_t W, bool Stream>
-inline void run_nest(const NestShape& x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
+inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
   NestRun<Gather, W, Stream> r{x, seq};
-  if (lo == 0 && hi == x.size[x.dims] && x.dims > 0)
-    r.whole(x.dims - 1, base, x.s[x.dims - 1], x.n[x.dims - 1]);
+  const int d = x.dims;
+  if (lo == 0 && hi == x.size[d] && d > 0)
+    r.whole(d - 1, base, x.s[d - 1], x.n[d - 1]);
   else
-    r.range(x.dims, base, lo, hi);
+    r.range(d, base, lo, hi);
 }
 
 // The width dispatch, once per call: the plan's kernel width, or streaming stores.
 template <bool Gather>
-inline void nest(const Plan& p, const NestShape& x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
+inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
   if (stream_stores(hi - lo, p.width)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq);
   switch (p.kernel_width) {
 #define DDT_CASE_(W) \

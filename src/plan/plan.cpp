@@ -39,6 +39,8 @@ bool nest(const Layout& L, Plan& p) {
   }
   p.dims = d;
   for (int j = 0; j < d; ++j) p.n[j] = n[d - 1 - j], p.s[j] = s[d - 1 - j];
+  p.level_size[0] = p.width;
+  for (int j = 0; j < d; ++j) p.level_size[j + 1] = p.level_size[j] * p.n[j];
   return true;
 }
 
@@ -75,7 +77,7 @@ Plan make_plan(const Layout& L, int64_t extent) {
   return p;
 }
 
-const Plan& plan_of(ddt_type_s* t) {
+const Plan& build_plan(ddt_type_s* t) {
   if (const void* p = t->plan.load(std::memory_order_acquire)) return *static_cast<const Plan*>(p);
   const Plan* mine = new Plan(make_plan(*t->layout, t->extent()));  // bad_alloc: the caller's guard
   const void* expected = nullptr;

@@ -24,8 +24,7 @@
 #include <cstdint>
 
 #include "layout/layout.hpp"
-
-struct ddt_type_s;
+#include "type/type.hpp"
 
 namespace ddt {
 
@@ -49,6 +48,7 @@ struct Plan {
   int dims = 0;
   int64_t width = 0;
   int64_t n[kMaxNest] = {}, s[kMaxNest] = {};
+  int64_t level_size[kMaxNest + 1] = {};  // stream bytes of one instance of level j (0: a block)
   // Rows: rows entries of one element, entry j a block of rwidth[j] bytes at rdisp[j].
   int rows = 0;
   int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
@@ -86,7 +86,11 @@ inline bool stream_stores(int64_t output_bytes, int64_t width) {
 Plan make_plan(const Layout& L, int64_t extent);
 
 // The plan of a committed type: built once and kept with it (thread-safe: racing first uses
-// build it twice and keep one).
-const Plan& plan_of(ddt_type_s* t);
+// build it twice and keep one). The common case, a plan that exists, is one load.
+const Plan& build_plan(ddt_type_s* t);
+inline const Plan& plan_of(ddt_type_s* t) {
+  if (const void* p = t->plan.load(std::memory_order_acquire)) return *static_cast<const Plan*>(p);
+  return build_plan(t);
+}
 
 }  // namespace ddt

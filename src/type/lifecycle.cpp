@@ -7,11 +7,6 @@
 
 namespace ddt {
 
-int check_type(ddt_type t) {
-  if (!t || t->magic != kTypeMagic) return DDT_ERR_TYPE;
-  return DDT_SUCCESS;
-}
-
 void retain(ddt_type t) {
   if (!t->predefined) t->refs.fetch_add(1, std::memory_order_relaxed);
 }

@@ -59,7 +59,8 @@ struct ddt_type_s {
 namespace ddt {
 
 // A usable handle: non-null and alive. Returns the error code to give back, or DDT_SUCCESS.
-int check_type(ddt_type t);
+// Inline: every data-movement call starts with it.
+inline int check_type(ddt_type t) { return t && t->magic == kTypeMagic ? DDT_SUCCESS : DDT_ERR_TYPE; }
 // Takes a reference to t for a derived type or a contents handle.
 void retain(ddt_type t);
 void release(ddt_type t);
