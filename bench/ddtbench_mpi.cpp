@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "ddtbench.hpp"
 #include "gen.hpp"
 #include "harness.hpp"
-#include "kernels.hpp"
 #include "mpi_build.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // Suite 5: commit cost. Create + commit + free of every DDTBench type, through ddtkit and
 // through the MPI (the same constructor calls, replayed from the type's constructor tree).
 #include "context.hpp"
-#include "kernels.hpp"
+#include "ddtbench.hpp"
 
 void suite_commit(const Context& c) {
   auto ks = ddtbench_kernels(false);

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "context.hpp"
-#include "kernels.hpp"
+#include "ddtbench.hpp"
 
 void suite_ddtbench(const Context& c) {
   auto ks = ddtbench_kernels(!c.smoke);

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "context.hpp"
-#include "kernels.hpp"
+#include "ddtbench.hpp"
 
 namespace {
 

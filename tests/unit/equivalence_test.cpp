@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels.hpp"
+#include "ddtbench.hpp"
 #include "layout/layout.hpp"
 #include "type/type.hpp"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <vector>
 
-#include "kernels.hpp"
+#include "ddtbench.hpp"
 
 TEST(Kernels, ListGeneratorMatchesSpotChecks) {
   uint64_t s = 1;

@@ -1,4 +1,4 @@
-#include "kernels.hpp"
+#include "ddtbench.hpp"
 
 #include <cstring>
 #include <numeric>
