@@ -436,14 +436,16 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
     Frame& f = stack.back();
     const Node& n = nodes_[f.node];
     int64_t nchild = n.kind == Kind::Vec ? 1 : (n.kind == Kind::Seq ? n.count : 0);
-    bool descend = false;
-    while (f.next < nchild && !descend) {
+    int64_t next = -1;  // the first child not numbered yet
+    while (f.next < nchild && next < 0) {
       int64_t c = n.kind == Kind::Vec ? n.child : entries_[n.child + f.next].node;
       ++f.next;
-      descend = newidx[c] < 0;
-      if (descend) stack.push_back({c, 0});  // f is not used after this
+      if (newidx[c] < 0) next = c;
     }
-    if (descend) continue;
+    if (next >= 0) {
+      stack.push_back({next, 0});  // invalidates f
+      continue;
+    }
     if (newidx[f.node] < 0) {
       newidx[f.node] = static_cast<int64_t>(order.size());
       order.push_back(f.node);
