@@ -1,6 +1,10 @@
 // The plan layer: which shape each kind of layout gets, and that the executors' view of a nest
 // with a count (NestShape) merges the element dimension exactly when elements continue it.
 #include <gtest/gtest.h>
+#include <sys/uio.h>
+
+#include <cstring>
+#include <vector>
 
 #include "cpu/nest.hpp"
 #include "ddtkit.h"
@@ -98,4 +102,70 @@ TEST(Plan, CountMergesIntoTheNest) {
   ddt::NestShape c(p, 5);
   EXPECT_EQ(c.dims, 0);
   EXPECT_EQ(c.size[0], 40);
+}
+
+namespace {
+
+// Naive gather of a vector of char: count blocks of bl bytes, stride st.
+std::vector<char> gather(const char* src, int64_t count, int64_t bl, int64_t st) {
+  std::vector<char> out;
+  out.reserve(count * bl);
+  for (int64_t i = 0; i < count; ++i) out.insert(out.end(), src + i * st, src + i * st + bl);
+  return out;
+}
+
+}  // namespace
+
+// Outputs past kStreamBytes take the streaming kernels (non-temporal stores, prefetch of the
+// strided source): whole and partial, aligned and not, through the nest and through the walk.
+TEST(Executors, StreamingStoresMoveTheSameBytes) {
+  for (int64_t bl : {64, 100, 512, 4099}) {
+    const int64_t count = (ddt::kStreamBytes + (1 << 20)) / bl, st = 2 * bl + 8;
+    std::vector<char> src(count * st + 64);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 131 + (i >> 9));
+    ddt_type v;
+    ASSERT_EQ(ddt_type_vector(count, bl, st, DDT_CHAR, &v), DDT_SUCCESS);
+    ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+    for (int64_t shift : {0, 1, 7}) {
+      const char* in = src.data() + shift;
+      const std::vector<char> want = gather(in, count, bl, st);
+      std::vector<char> out(want.size() + 8, 0);
+      int64_t n;
+      ASSERT_EQ(ddt_pack(in, 1, v, 0, out.data() + shift, want.size(), &n), DDT_SUCCESS);
+      EXPECT_EQ(0, std::memcmp(out.data() + shift, want.data(), want.size())) << bl << " " << shift;
+      const int64_t off = 12345;  // a partial range that is still past the threshold
+      std::fill(out.begin(), out.end(), 0);
+      ASSERT_EQ(ddt_pack(in, 1, v, off, out.data(), want.size() - off, &n), DDT_SUCCESS);
+      EXPECT_EQ(0, std::memcmp(out.data(), want.data() + off, want.size() - off)) << bl << " " << shift;
+      std::vector<char> back(src.size(), 0);
+      ASSERT_EQ(ddt_unpack(want.data(), want.size(), back.data() + shift, 1, v, 0, &n), DDT_SUCCESS);
+      EXPECT_EQ(gather(back.data() + shift, count, bl, st), want) << bl << " " << shift;
+    }
+    ddt_type_free(&v);
+  }
+  // A 6-dimensional subarray is deeper than a plan's nest: the walk's streaming path.
+  const int64_t sizes[6] = {4, 4, 4, 4, 4, 70100}, sub[6] = {3, 3, 3, 3, 3, 70001}, starts[6] = {1, 0, 1, 0, 1, 3};
+  ddt_type s6;
+  ASSERT_EQ(ddt_type_subarray(6, sizes, sub, starts, DDT_ORDER_C, DDT_CHAR, &s6), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_commit(s6), DDT_SUCCESS);
+  EXPECT_EQ(ddt::plan_of(s6).shape, ddt::Shape::Walk);
+  int64_t total, lb, ext;
+  ddt_type_size(s6, &total);
+  ddt_type_extent(s6, &lb, &ext);
+  ASSERT_GE(total, ddt::kStreamBytes);
+  std::vector<char> arr(ext);
+  for (size_t i = 0; i < arr.size(); ++i) arr[i] = static_cast<char>(i * 7 + 1);
+  std::vector<char> via_iov, out(total);
+  for (int64_t off = 0; off < total;) {  // the expected stream, from the listing
+    struct iovec iov[64];
+    int64_t nio, bytes;
+    ASSERT_EQ(ddt_iov(arr.data(), 1, s6, off, iov, 64, &nio, &bytes), DDT_SUCCESS);
+    for (int64_t i = 0; i < nio; ++i)
+      via_iov.insert(via_iov.end(), static_cast<char*>(iov[i].iov_base), static_cast<char*>(iov[i].iov_base) + iov[i].iov_len);
+    off += bytes;
+  }
+  int64_t n;
+  ASSERT_EQ(ddt_pack(arr.data(), 1, s6, 0, out.data(), total, &n), DDT_SUCCESS);
+  EXPECT_EQ(out, via_iov);
+  ddt_type_free(&s6);
 }
