@@ -56,7 +56,16 @@ uint64_t mix(uint64_t h, uint64_t v) {  // one round of a multiply-xorshift hash
 
 constexpr uint64_t kSeed = 0x6464746b;
 
-// The structural hash of a node: h carries a Seq's entries (mixed in as they are written, from
+// Entry k of a table, hashed on its own: a table's hash is the sum over its entries, so the
+// entries are hashed independently (no chain of multiplies from one entry to the next) while
+// the position k keeps the order in the hash.
+uint64_t entry_hash(int64_t k, int64_t disp, int64_t node) {
+  uint64_t v = (static_cast<uint64_t>(disp) + static_cast<uint64_t>(k) * 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+  v ^= static_cast<uint64_t>(node) * 0x94d049bb133111ebULL;
+  return v ^ (v >> 31);
+}
+
+// The structural hash of a node: h carries a Seq's entries (summed as they are written, from
 // kSeed), then the node's own fields. Only the builder's hash table uses it; the canonical hash
 // of a layout is computed from its encoding (identity.cpp).
 uint64_t seal(const Node& n, uint64_t h) {
@@ -135,15 +144,19 @@ Placed Builder::import(const Layout& src) {
       d += depth_[n.child];
     }
     if (n.kind == Kind::Seq) {
-      entries_.reserve(entries_.size() + n.count);
-      prefix_.reserve(prefix_.size() + n.count);
+      const size_t at = entries_.size();
+      entries_.resize(at + n.count);
+      prefix_.resize(at + n.count);
+      Entry* out = &entries_[at];
+      int64_t* pre = &prefix_[at];
+      const Entry* in = &src.entries[n.child];
       int64_t prefix = 0;
-      for (const Entry* e = &src.entries[n.child]; e != &src.entries[n.child] + n.count; ++e) {
-        const int64_t c = map[e->node];
-        entries_.push_back({e->disp, c});
-        prefix_.push_back(prefix);
+      for (int64_t k = 0; k < n.count; ++k) {
+        const int64_t c = map[in[k].node];
+        out[k] = {in[k].disp, c};
+        pre[k] = prefix;
         prefix += nodes_[c].size;
-        h = mix(mix(h, e->disp), c);
+        h += entry_hash(k, in[k].disp, c);
         d = std::max(d, 1 + depth_[c]);
       }
     }
@@ -154,19 +167,22 @@ Placed Builder::import(const Layout& src) {
 
 Placed Builder::table(const std::vector<Placed>& items) {
   Checked ck;
-  const size_t first = entries_.size();
-  entries_.reserve(first + items.size());
-  prefix_.reserve(first + items.size());
+  const size_t first = entries_.size(), count = items.size();
+  entries_.resize(first + count);
+  prefix_.resize(first + count);
+  Entry* out = &entries_[first];
+  int64_t* pre = &prefix_[first];
   const int64_t base = items[0].disp;
   int64_t size = 0, lo = INT64_MAX, hi = INT64_MIN;
   uint64_t h = kSeed;
   int d = 1;
-  for (const Placed& it : items) {
+  for (size_t k = 0; k < count; ++k) {
+    const Placed& it = items[k];
     const Node& n = nodes_[it.node];
     const int64_t disp = ck.sub(it.disp, base);
-    entries_.push_back({disp, it.node});
-    prefix_.push_back(size);
-    h = mix(mix(h, disp), it.node);
+    out[k] = {disp, it.node};
+    pre[k] = size;
+    h += entry_hash(static_cast<int64_t>(k), disp, it.node);
     size = ck.add(size, n.size);
     lo = std::min(lo, ck.add(disp, n.lo));
     hi = std::max(hi, ck.add(disp, n.hi));
@@ -375,7 +391,13 @@ Placed Builder::seq(std::vector<Placed> items) {
       std::unordered_map<int64_t, int> uses;  // counted for SEQ items only: tables have none
       for (const Placed& it : items)
         if (nodes_[it.node].kind == Kind::Seq) ++uses[it.node];
+      size_t total = 0;
+      for (const Placed& it : items) {
+        const Node& n = nodes_[it.node];
+        total += n.kind == Kind::Seq && (n.count <= 64 || uses[it.node] == 1) ? n.count : 1;
+      }
       std::vector<Placed> flat;
+      flat.reserve(total);
       for (const Placed& it : items) {
         const Node& n = nodes_[it.node];
         if (n.kind == Kind::Seq && (n.count <= 64 || uses[it.node] == 1)) {

@@ -143,23 +143,43 @@ int derive(const std::vector<Part>& parts, bool is_struct, int combiner, std::ve
               std::move(types), out);
 }
 
-// The same as the parts {displs[i] * scale, 1, 0, bl(i), type(i)}, walked in place: one pass
-// places each entry's block, and the builder keeps what is settled of the list as it is.
+// The same as the parts {displs[i] * scale, 1, 0, bl(i), type(i)} (Bounds::add with count 1,
+// in the same order of checked operations), walked in place. What entries of one (type, block
+// length) share is computed when the pair changes: a table usually has one.
 int derive(const Table& tab, bool is_struct, int combiner, std::vector<int64_t> ints,
            std::vector<int64_t> addrs, std::vector<ddt_type> types, ddt_type* out) {
   Bounds bd;
+  Checked& ck = bd.ck;
   Builder b;
-  BlockOf block_of(b);
   Checked scaled;
+  ddt_type t = nullptr;
+  int64_t bl = -1, bytes = 0, below = 0, above = 0;  // size, and how far copies reach
+  bool empty = true;
+  Placed one;  // the block of bl copies of t
   std::vector<Placed> items;
   items.reserve(tab.count);
   for (int64_t i = 0; i < tab.count; ++i) {
-    const ddt_type t = tab.type(i);
-    const int64_t bl = tab.bl(i), disp = tab.scale == 1 ? tab.displs[i] : scaled.mul(tab.displs[i], tab.scale);
+    const int64_t disp = tab.scale == 1 ? tab.displs[i] : scaled.mul(tab.displs[i], tab.scale);
     if (scaled.overflow) return DDT_ERR_OVERFLOW;
-    if (!bd.add(disp, 1, 0, bl, t)) continue;
-    if (bd.ck.overflow) return DDT_ERR_OVERFLOW;
-    Placed one = block_of(t, bl);
+    if (tab.type(i) != t || tab.bl(i) != bl) {
+      t = tab.type(i), bl = tab.bl(i);
+      bytes = ck.mul(bl, t->size);
+      empty = bl == 0 || !t->has_entries;
+      if (!empty) {
+        const int64_t copies = ck.mul(bl - 1, t->extent());
+        below = std::min<int64_t>(0, copies), above = std::max<int64_t>(0, copies);
+        one = b.vec(bl, t->extent(), b.import(*t->layout));
+      }
+    }
+    bd.size = ck.add(bd.size, bytes);
+    if (empty) continue;
+    const int64_t lo = ck.add(ck.add(disp, t->lb), below), hi = ck.add(ck.add(disp, t->ub), above);
+    bd.any = true;
+    bd.lb_all = std::min(bd.lb_all, lo);
+    bd.ub_all = std::max(bd.ub_all, hi);
+    if (t->lb_marker) bd.lbm = true, bd.lb_mark = std::min(bd.lb_mark, lo);
+    if (t->ub_marker) bd.ubm = true, bd.ub_mark = std::max(bd.ub_mark, hi);
+    if (ck.overflow) return DDT_ERR_OVERFLOW;
     if (one.node >= 0) items.push_back(b.shift(one, disp));
   }
   return make(bd, b, std::move(items), is_struct, combiner, std::move(ints), std::move(addrs),
