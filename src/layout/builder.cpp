@@ -144,17 +144,14 @@ Placed Builder::import(const Layout& src) {
       d += depth_[n.child];
     }
     if (n.kind == Kind::Seq) {
-      const size_t at = entries_.size();
-      entries_.resize(at + n.count);
-      prefix_.resize(at + n.count);
-      Entry* out = &entries_[at];
-      int64_t* pre = &prefix_[at];
+      entries_.reserve(entries_.size() + n.count);  // (resize would write every entry twice)
+      prefix_.reserve(prefix_.size() + n.count);
       const Entry* in = &src.entries[n.child];
       int64_t prefix = 0;
       for (int64_t k = 0; k < n.count; ++k) {
         const int64_t c = map[in[k].node];
-        out[k] = {in[k].disp, c};
-        pre[k] = prefix;
+        entries_.push_back({in[k].disp, c});
+        prefix_.push_back(prefix);
         prefix += nodes_[c].size;
         h += entry_hash(k, in[k].disp, c);
         d = std::max(d, 1 + depth_[c]);
@@ -168,10 +165,8 @@ Placed Builder::import(const Layout& src) {
 Placed Builder::table(const std::vector<Placed>& items) {
   Checked ck;
   const size_t first = entries_.size(), count = items.size();
-  entries_.resize(first + count);
-  prefix_.resize(first + count);
-  Entry* out = &entries_[first];
-  int64_t* pre = &prefix_[first];
+  entries_.reserve(first + count);  // (resize would write every entry twice)
+  prefix_.reserve(first + count);
   const int64_t base = items[0].disp;
   int64_t size = 0, lo = INT64_MAX, hi = INT64_MIN;
   uint64_t h = kSeed;
@@ -180,8 +175,8 @@ Placed Builder::table(const std::vector<Placed>& items) {
     const Placed& it = items[k];
     const Node& n = nodes_[it.node];
     const int64_t disp = ck.sub(it.disp, base);
-    out[k] = {disp, it.node};
-    pre[k] = size;
+    entries_.push_back({disp, it.node});
+    prefix_.push_back(size);
     h += entry_hash(static_cast<int64_t>(k), disp, it.node);
     size = ck.add(size, n.size);
     lo = std::min(lo, ck.add(disp, n.lo));

@@ -26,6 +26,11 @@ class Builder {
   // Copies the layout of a child type into this builder (memoised per source).
   Placed import(const Layout& src);
   Placed block(int64_t len);
+  // Room for this many table entries, so that imports and tables do not grow the arrays piecemeal.
+  void reserve(size_t entries) {
+    entries_.reserve(entries);
+    prefix_.reserve(entries);
+  }
   Placed shift(Placed p, int64_t by) const { p.disp += by; return p; }
   // count copies of p, copy i displaced by i*stride.
   Placed vec(int64_t count, int64_t stride, Placed p);
