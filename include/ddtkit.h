@@ -170,12 +170,22 @@ int ddt_type_contents(ddt_type type, int64_t max_integers, int64_t max_addresses
  * its typemap. Later constructors that use it take these bounds. */
 int ddt_type_set_bounds(ddt_type type, int64_t lb, int64_t extent);
 
+/* The layout of one element of a committed type, from its plan and in constant time: *blocks
+ * is the number of contiguous blocks of its canonical layout (1: the element is one contiguous
+ * block; 0: no data), *ascending is 1 when the blocks lie at ascending addresses without
+ * overlap. For count elements, they stay ascending when the extent is at least the true extent. */
+int ddt_type_blocks(ddt_type type, int64_t *blocks, int *ascending);
+
 /* ---- execution -------------------------------------------------------------------------- */
+/* pack, unpack and copy return DDT_ERR_ARG, and write nothing, when a buffer with relative
+ * displacements would touch the first 64 KiB of the address space (a NULL or near-NULL base);
+ * types built on absolute addresses (MPI_BOTTOM) work with a NULL buffer as MPI defines. */
 /* bytes [offset, offset + outsize) of the packed stream of (inbuf, incount, type); *packed = bytes written */
 int ddt_pack(const void *inbuf, int64_t incount, ddt_type type, int64_t offset, void *outbuf, int64_t outsize, int64_t *packed);
 /* insize bytes from inbuf into stream positions [offset, offset + insize) of (outbuf, outcount, type) */
 int ddt_unpack(const void *inbuf, int64_t insize, void *outbuf, int64_t outcount, ddt_type type, int64_t offset, int64_t *unpacked);
-/* merged contiguous pieces of the stream from offset on: at most max_iov of them; *bytes = stream bytes they cover */
+/* merged contiguous pieces of the stream from offset on: at most max_iov of them; *bytes = stream bytes they cover.
+ * Touches no byte of buf, so a NULL buf lists the pieces as offsets. */
 int ddt_iov(const void *buf, int64_t count, ddt_type type, int64_t offset, struct iovec *iov, int64_t max_iov, int64_t *n_iov, int64_t *bytes);
 /* the packed stream of (src, scount, stype) into (dst, dcount, dtype); packed sizes must be equal */
 int ddt_copy(const void *src, int64_t scount, ddt_type stype, void *dst, int64_t dcount, ddt_type dtype);

@@ -133,8 +133,11 @@ bool disjoint(const TypeInfo& info, int64_t count) {
   if (info.monotone) return true;
   if (count <= info.disjoint_upto.load(std::memory_order_relaxed)) return true;
   if (info.pieces <= 0 || count > kCheckPieces / info.pieces) return false;
-  std::vector<std::pair<uintptr_t, size_t>> all;
-  each_piece(info.t, count, count * info.size, [&](uintptr_t base, size_t len) { all.push_back({base, len}); });
+  // Offsets from a NULL base, compared signed: a type may reach below its buffer address.
+  std::vector<std::pair<int64_t, int64_t>> all;
+  each_piece(info.t, count, count * info.size, [&](uintptr_t base, size_t len) {
+    all.push_back({static_cast<int64_t>(base), static_cast<int64_t>(len)});
+  });
   std::sort(all.begin(), all.end());
   for (size_t i = 1; i < all.size(); ++i)
     if (all[i].first < all[i - 1].first + all[i - 1].second) return false;

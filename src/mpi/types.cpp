@@ -295,24 +295,6 @@ const char* combiner_name(MPI_Datatype dt) {
   }
 }
 
-// The contiguous pieces of one element: how many, where the first starts, and whether they
-// ascend without overlapping.
-struct Pieces {
-  int64_t n = 0, first = 0;
-  bool ascending = true;
-};
-Pieces pieces(ddt_type t, int64_t size) {
-  Pieces p;
-  uintptr_t end = 0;
-  each_piece(t, 1, size, [&](uintptr_t base, size_t len) {
-    if (p.n == 0) p.first = static_cast<int64_t>(base);
-    else if (base < end) p.ascending = false;
-    end = base + len;
-    ++p.n;
-  });
-  return p;
-}
-
 TypeRef make_info(MPI_Datatype dt) {
   auto info = std::make_shared<TypeInfo>();
   if (predefined(dt) || is_named(dt)) {
@@ -327,17 +309,21 @@ TypeRef make_info(MPI_Datatype dt) {
     int64_t lb, tlb, text;
     ddt_type_size(t, &info->size);
     ddt_type_extent(t, &lb, &info->extent);
-    const Pieces p = pieces(t, info->size);
-    // One piece per element, and elements that abut, make the whole buffer one piece.
-    if (info->size == 0 || (p.n == 1 && info->extent == info->size)) {
+    // The plan answers how many blocks an element has and whether they ascend, from the
+    // layout (no listing of blocks). One block per element, and elements that abut, make the
+    // whole buffer one piece, which starts at the true lower bound.
+    int64_t blocks = 0;
+    int ascending = 0;
+    ddt_type_blocks(t, &blocks, &ascending);
+    ddt_type_true_extent(t, &tlb, &text);
+    if (info->size == 0 || (blocks == 1 && info->extent == info->size)) {
       info->mode = TypeInfo::Contig;
-      info->offset = p.first;
+      info->offset = tlb;
     } else {
       info->mode = TypeInfo::Pack;
-      info->pieces = p.n;
-      info->mean_block = info->size / p.n;
-      ddt_type_true_extent(t, &tlb, &text);
-      info->monotone = p.ascending && info->extent >= text;
+      info->pieces = blocks;
+      info->mean_block = info->size / blocks;
+      info->monotone = ascending && info->extent >= text;
     }
   }
   if (verbose()) {

@@ -1,7 +1,9 @@
 // Choosing the plan of a layout (the cost model is in plan.hpp), and keeping it with the type.
 #include "plan/plan.hpp"
 
+#include <climits>
 #include <new>
+#include <vector>
 
 #include "type/type.hpp"
 
@@ -57,6 +59,40 @@ bool rows(const Layout& L, Plan& p) {
   return true;
 }
 
+// Blocks and ascending order of the whole layout, bottom-up over the node array (children come
+// before parents): O(nodes + entries), never O(blocks).
+void profile(const Layout& L, Plan& p) {
+  std::vector<int64_t> blocks(L.nodes.size());
+  std::vector<char> up(L.nodes.size());
+  const auto times = [](int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+  };
+  for (size_t i = 0; i < L.nodes.size(); ++i) {
+    const Node& n = L.nodes[i];
+    if (n.kind == Kind::Block) {
+      blocks[i] = 1, up[i] = 1;
+    } else if (n.kind == Kind::Vec) {
+      const Node& c = L.nodes[n.child];
+      blocks[i] = times(n.count, blocks[n.child]);
+      up[i] = up[n.child] && n.stride >= c.hi - c.lo;  // copies follow each other, apart
+    } else {
+      int64_t b = 0, end = INT64_MIN;
+      bool a = true;
+      for (int64_t e = n.child; e < n.child + n.count; ++e) {
+        const Entry& en = L.entries[e];
+        const Node& c = L.nodes[en.node];
+        b = b > INT64_MAX - blocks[en.node] ? INT64_MAX : b + blocks[en.node];
+        a = a && up[en.node] && en.disp + c.lo >= end;  // displacements are representable (builder)
+        end = en.disp + c.hi;
+      }
+      blocks[i] = b, up[i] = a;
+    }
+  }
+  p.blocks = blocks[L.root];
+  p.ascending = up[L.root];
+}
+
 void drop(const void* p) { delete static_cast<const Plan*>(p); }
 
 }  // namespace
@@ -68,7 +104,10 @@ Plan make_plan(const Layout& L, int64_t extent) {
   p.extent = extent;
   if (L.root < 0) {
     p.shape = Shape::Empty;
-  } else if (nest(L, p)) {
+    return p;
+  }
+  profile(L, p);
+  if (nest(L, p)) {
     p.shape = Shape::Nest;
     p.kernel_width = kernel_width(p.width);
   } else if (rows(L, p)) {

@@ -54,6 +54,12 @@ struct Plan {
   int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
   // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
   int64_t kernel_width = 0;
+  // What callers may ask without walking (ddt_type_blocks): the contiguous blocks of one
+  // element in the canonical layout (saturating at INT64_MAX), and whether they lie at
+  // ascending addresses without overlap. The canonical form merges blocks that touch, so one
+  // block means the element is contiguous.
+  int64_t blocks = 0;
+  bool ascending = true;
 };
 
 // The fixed block widths that get a kernel of their own (a straight-line move with no length

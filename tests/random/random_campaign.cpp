@@ -172,6 +172,28 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
     off += bytes;
   }
   check(ok && gathered.size() == want.size() && eq(gathered.data(), want.data(), total), "iov", *t, seed);
+  // ddt_type_blocks against the listing of one element: block count at least the merged piece
+  // count, one exactly when the listing has one piece, ascending exactly when the listing is.
+  if (size > 0) {
+    int64_t blocks = -1, pieces_n = 0, nio, bytes;
+    int asc = -1;
+    bool up = true;
+    int64_t end = 0;  // offsets from a NULL base: signed, some are negative
+    for (int64_t off = 0; off < size;) {
+      struct iovec iov[16];
+      e = ddt_iov(nullptr, 1, ty, off, iov, 16, &nio, &bytes);
+      if (e != DDT_SUCCESS || bytes <= 0) break;
+      for (int64_t i = 0; i < nio; ++i) {
+        const int64_t b = static_cast<int64_t>(reinterpret_cast<uintptr_t>(iov[i].iov_base));
+        if (pieces_n++ > 0 && b < end) up = false;
+        end = b + static_cast<int64_t>(iov[i].iov_len);
+      }
+      off += bytes;
+    }
+    e = ddt_type_blocks(ty, &blocks, &asc);
+    check(e == DDT_SUCCESS && blocks >= pieces_n && (blocks == 1) == (pieces_n == 1) && asc == (up ? 1 : 0), "blocks",
+          *t, seed);
+  }
   // Copy into a different random type with the same packed size.
   if (size > 0) {
     RefType ref2;
