@@ -236,6 +236,32 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
   }
 }
 
+#if defined(__x86_64__)
+// Gather of count tiny blocks of width w at a short stride s (w < s <= 8): each 16-byte load
+// holds m = 16 / s blocks, a byte shuffle (the plan's mask) packs them to the front, and a
+// 16-byte store writes them (the bytes past m * w are overwritten by the next store). The
+// vector loop runs while its load stays inside the bytes of the run (first block to the end of
+// the last: gap bytes of under 16 bytes lie on pages the blocks themselves use) and its store
+// inside the output; plain moves finish. Unpacking has no such kernel: a 16-byte store into the
+// strided side would write the gaps, which belong to the user. Measured (vector of char, 2 MiB
+// in cache, stride 2 x block, fraction of memcpy): 1 B 0.07 -> ..., 2 B 0.15 -> ..., 4 B 0.30 -> ...
+__attribute__((target("ssse3"))) inline void gather_shuffle(char* seq, uintptr_t p, int64_t s, int64_t w, int64_t count,
+                                                           const uint8_t* mask, int m) {
+  const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mask));
+  const int64_t last_end = (count - 1) * s + w;  // source bytes the run spans
+  int64_t i = 0;
+  for (; i * s + 16 <= last_end && i * w + 16 <= count * w; i += m) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>(i * s)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + i * w), _mm_shuffle_epi8(v, k));
+  }
+  for (; i < count; ++i) small_copy(seq + i * w, reinterpret_cast<const char*>(p + static_cast<uintptr_t>(i * s)), w);
+}
+inline bool have_ssse3() {
+  static const bool yes = __builtin_cpu_supports("ssse3");
+  return yes;
+}
+#endif
+
 // Dispatches a run of equal blocks to its kernel: the fixed widths are the plan's list.
 template <bool Gather>
 inline void run_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {

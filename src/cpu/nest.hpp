@@ -51,7 +51,17 @@ inline NestView view_of(const Plan& p) { return {p.dims, p.n, p.s, p.level_size}
 template <bool Gather, int64_t W, bool Stream>
 struct NestRun {
   NestView x;
-  char* seq;  // the packed side; advances as bytes move
+  char* seq;                   // the packed side; advances as bytes move
+  const Plan* shuf = nullptr;  // the plan, where its shuffle kernel packs the innermost runs
+
+  // count blocks at a stride: the shuffle kernel where the plan chose it for this stride.
+  void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+#if defined(__x86_64__)
+    if (Gather && shuf && stride == shuf->shuffle_stride && count > shuf->shuffle_blocks)
+      return gather_shuffle(seq, p, stride, w, count, shuf->shuffle_mask, shuf->shuffle_blocks);
+#endif
+    strided_blocks<Gather, W>(seq, p, stride, w, count);
+  }
 
   void block(uintptr_t p, int64_t w) {
     char* at = reinterpret_cast<char*>(p);
@@ -69,15 +79,14 @@ struct NestRun {
       if (Stream)
         stream_blocks<Gather>(seq, p, stride, w, count);
       else
-        strided_blocks<Gather, W>(seq, p, stride, w, count);
+        blocks(p, stride, w, count);
       seq += w * count;
       return;
     }
     const int64_t in = x.n[level - 1], is = x.s[level - 1];
     if (level == 1 && !Stream) {  // rows of blocks
       const int64_t row = in * w;
-      for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride), seq += row)
-        strided_blocks<Gather, W>(seq, p, is, w, in);
+      for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride), seq += row) blocks(p, is, w, in);
       return;
     }
     for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) whole(level - 1, p, is, in);
@@ -107,8 +116,8 @@ struct NestRun {
 
 // Moves stream bytes [lo, hi) of the nest placed at base between the buffer and seq.
 template <bool Gather, int64_t W, bool Stream>
-inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  NestRun<Gather, W, Stream> r{x, seq};
+inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq, const Plan* shuf) {
+  NestRun<Gather, W, Stream> r{x, seq, shuf};
   const int d = x.dims;
   if (lo == 0 && hi == x.size[d] && d > 0)
     r.whole(d - 1, base, x.s[d - 1], x.n[d - 1]);
@@ -119,13 +128,17 @@ inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* s
 // The width dispatch, once per call: the plan's kernel width, or streaming stores.
 template <bool Gather>
 inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  if (stream_stores(hi - lo, p.width)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq);
+  if (stream_stores(hi - lo, p.width)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr);
+  const Plan* shuf = nullptr;
+#if defined(__x86_64__)
+  if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3()) shuf = &p;
+#endif
   switch (p.kernel_width) {
 #define DDT_CASE_(W) \
-  case W: return run_nest<Gather, W, false>(x, base, lo, hi, seq);
+  case W: return run_nest<Gather, W, false>(x, base, lo, hi, seq, shuf);
     DDT_KERNEL_WIDTHS(DDT_CASE_)
 #undef DDT_CASE_
-    default: return run_nest<Gather, 0, false>(x, base, lo, hi, seq);
+    default: return run_nest<Gather, 0, false>(x, base, lo, hi, seq, shuf);
   }
 }
 

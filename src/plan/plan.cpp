@@ -93,6 +93,16 @@ void profile(const Layout& L, Plan& p) {
   p.ascending = up[L.root];
 }
 
+// The shuffle kernel for tiny blocks at a short stride (see Plan::shuffle_stride).
+void shuffle(Plan& p) {
+  const int64_t w = p.width, s = p.dims > 0 ? p.s[0] : p.extent;
+  if (w >= s || s > 8 || w > 4) return;
+  const int64_t m = 16 / s;
+  for (int64_t j = 0; j < 16; ++j) p.shuffle_mask[j] = j < m * w ? static_cast<uint8_t>((j / w) * s + j % w) : 0x80;
+  p.shuffle_stride = s;
+  p.shuffle_blocks = static_cast<int>(m);
+}
+
 void drop(const void* p) { delete static_cast<const Plan*>(p); }
 
 }  // namespace
@@ -110,6 +120,7 @@ Plan make_plan(const Layout& L, int64_t extent) {
   if (nest(L, p)) {
     p.shape = Shape::Nest;
     p.kernel_width = kernel_width(p.width);
+    shuffle(p);
   } else if (rows(L, p)) {
     p.shape = Shape::Rows;
   }

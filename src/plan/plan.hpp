@@ -54,6 +54,13 @@ struct Plan {
   int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
   // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
   int64_t kernel_width = 0;
+  // Packing tiny blocks that lie close together (width < stride <= 8): one 16-byte load, a byte
+  // shuffle and one store move 16 / stride blocks (SSSE3, where the CPU has it). Chosen for the
+  // innermost stride a call will see: the nest's, or for a nest of one block, the extent.
+  // Measured: copy_kernels.hpp's gather_shuffle.
+  int64_t shuffle_stride = 0;  // 0: no shuffle kernel
+  int shuffle_blocks = 0;      // blocks per 16-byte load
+  uint8_t shuffle_mask[16] = {};
   // What callers may ask without walking (ddt_type_blocks): the contiguous blocks of one
   // element in the canonical layout (saturating at INT64_MAX), and whether they lie at
   // ascending addresses without overlap. The canonical form merges blocks that touch, so one

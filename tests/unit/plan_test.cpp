@@ -1,7 +1,9 @@
 // The plan layer: which shape each kind of layout gets, and that the executors' view of a nest
 // with a count (NestShape) merges the element dimension exactly when elements continue it.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
@@ -168,4 +170,35 @@ TEST(Executors, StreamingStoresMoveTheSameBytes) {
   ASSERT_EQ(ddt_pack(arr.data(), 1, s6, 0, out.data(), total, &n), DDT_SUCCESS);
   EXPECT_EQ(out, via_iov);
   ddt_type_free(&s6);
+}
+
+// The shuffle kernel for tiny blocks (width < stride <= 8): every width and stride it takes, any
+// count, partial ranges, with the source's last block ending right before an unmapped page (the
+// vector loop must not read past it) and the output's neighbours left alone.
+TEST(Executors, ShuffleGatherOfTinyBlocks) {
+  const long page = sysconf(_SC_PAGESIZE);
+  char* map = static_cast<char*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  for (int64_t i = 0; i < page; ++i) map[i] = static_cast<char>(i * 37 + 11);
+  for (int64_t w = 1; w <= 4; ++w)
+    for (int64_t s = w + 1; s <= 8; ++s)
+      for (int64_t count : {1, 2, 3, 5, 8, 17, 64, 333}) {
+        ddt_type v;
+        ASSERT_EQ(ddt_type_vector(count, w, s, DDT_CHAR, &v), DDT_SUCCESS);
+        ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+        const char* src = map + page - ((count - 1) * s + w);  // last byte just below the guard page
+        const std::vector<char> want = gather(src, count, w, s);
+        const int64_t total = count * w;
+        for (int64_t off : {int64_t{0}, int64_t{1}, total / 3}) {
+          std::vector<char> out(total + 32, 0x5a);
+          int64_t n;
+          ASSERT_EQ(ddt_pack(src, 1, v, off, out.data() + 16, total - off, &n), DDT_SUCCESS);
+          EXPECT_EQ(0, std::memcmp(out.data() + 16, want.data() + off, total - off)) << w << " " << s << " " << count;
+          for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(out[i], 0x5a);
+          for (int64_t i = 16 + total - off; i < total + 32; ++i) ASSERT_EQ(out[i], 0x5a) << w << " " << s << " " << count;
+        }
+        ddt_type_free(&v);
+      }
+  munmap(map, 2 * page);
 }
