@@ -250,6 +250,13 @@ __attribute__((target("ssse3"))) inline void gather_shuffle(char* seq, uintptr_t
   const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mask));
   const int64_t last_end = (count - 1) * s + w;  // source bytes the run spans
   int64_t i = 0;
+  if (m * w == 8)  // two loads fill one store: 2m blocks per step
+    for (; (i + m) * s + 16 <= last_end && i * w + 16 <= count * w; i += 2 * m) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>(i * s)));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>((i + m) * s)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + i * w),
+                       _mm_unpacklo_epi64(_mm_shuffle_epi8(a, k), _mm_shuffle_epi8(b, k)));
+    }
   for (; i * s + 16 <= last_end && i * w + 16 <= count * w; i += m) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>(i * s)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + i * w), _mm_shuffle_epi8(v, k));
