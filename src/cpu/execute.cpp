@@ -164,6 +164,23 @@ struct CopyOp : PieceByPiece<CopyOp> {
   }
 };
 
+// A Rows plan moves whole calls as one loop over every row (rows continue across elements when
+// the extent is a whole number of rows); partial ranges and every other shape walk.
+template <class Op>
+void run(ddt_type type, const ddt::Plan& p, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, Op& op) {
+  if (p.shape == ddt::Shape::Rows && lo == 0 && hi == count * p.size) {
+    const uintptr_t base = buf + static_cast<uintptr_t>(p.disp);
+    if (count == 1 || p.extent == p.row_n * p.row_stride) {
+      ddt::table_rows(p.rows, p.rdisp, p.rwidth, base, p.row_stride, count * p.row_n, op);
+      return;
+    }
+    for (int64_t k = 0; k < count; ++k)
+      ddt::table_rows(p.rows, p.rdisp, p.rwidth, base + static_cast<uintptr_t>(k * p.extent), p.row_stride, p.row_n, op);
+    return;
+  }
+  ddt::walk(*type->layout, p, buf, lo, hi, op);
+}
+
 // Stream bytes [lo, hi) of (buf, type) between the buffer and seq, as the plan says.
 template <bool Gather>
 void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, char* seq) {
@@ -181,10 +198,10 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
   const bool stream = hi - lo >= ddt::kStreamBytes;
   if (Gather) {
     PackOp op{seq, stream};
-    ddt::walk(*type->layout, p, buf, lo, hi, op);
+    run<PackOp>(type, p, count, buf, lo, hi, op);
   } else {
     UnpackOp op{seq, stream};
-    ddt::walk(*type->layout, p, buf, lo, hi, op);
+    run<UnpackOp>(type, p, count, buf, lo, hi, op);
   }
 }
 

@@ -51,6 +51,10 @@ bool table_rows(int64_t k, const int64_t disp[], const int64_t width[], uintptr_
   if (k >= 2 && rows >= 2 && disp[k - 1] + width[k - 1] == stride + disp[0]) {
     if (!op.piece(at(p, disp[0]), width[0])) return false;
     const int64_t joined = width[k - 1] + width[0];
+    if (k == 2) {  // rotated, the rows are one strided run of joined blocks: the run's kernel
+      if (!op.blocks(at(p, disp[1]), stride, joined, rows - 1)) return false;
+      return op.piece(at(p + static_cast<uintptr_t>(stride) * static_cast<uintptr_t>(rows - 1), disp[1]), width[1]);
+    }
     for (int64_t i = 0; i + 1 < rows; ++i, p += static_cast<uintptr_t>(stride)) {
       for (int64_t j = 1; j + 1 < k; ++j)
         if (!op.piece(at(p, disp[j]), width[j])) return false;
@@ -159,7 +163,7 @@ bool walk(const Layout& L, const Plan& p, uintptr_t buf, int64_t lo, int64_t hi,
   if (L.contiguous() && ext == es) return op.piece(base + static_cast<uintptr_t>(lo), hi - lo);
   if (L.contiguous()) return block_range(base, ext, es, lo, hi, op);  // elements are single blocks
   int64_t k = lo / es, off = lo - k * es;
-  const bool rows = p.shape == Shape::Rows;
+  const bool rows = p.shape == Shape::Rows && p.row_n == 1;  // the root is the short table
   while (lo < hi) {
     if (rows && off == 0 && hi - lo >= es) {
       const int64_t r = (hi - lo) / es;

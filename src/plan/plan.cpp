@@ -47,15 +47,22 @@ bool nest(const Layout& L, Plan& p) {
 }
 
 bool rows(const Layout& L, Plan& p) {
-  const Node& x = L.nodes[L.root];
-  if (x.kind != Kind::Seq || x.count > kRowsMax) return false;
+  int64_t table = L.root;
+  as_run(L, L.nodes[L.root], p.row_n, p.row_stride, table);  // a VEC of the table, or the table
+  const Node& x = L.nodes[table];
+  const auto no = [&] {
+    p.row_n = 1, p.row_stride = 0;
+    return false;
+  };
+  if (x.kind != Kind::Seq || x.count > kRowsMax) return no();
   for (int64_t j = 0; j < x.count; ++j) {
     const Entry& e = L.entries[x.child + j];
-    if (L.nodes[e.node].kind != Kind::Block) return false;
+    if (L.nodes[e.node].kind != Kind::Block) return no();
     p.rdisp[j] = e.disp;
     p.rwidth[j] = L.nodes[e.node].size;
   }
   p.rows = static_cast<int>(x.count);
+  if (p.row_n == 1) p.row_stride = p.extent;  // the table is the root: rows at the extent
   return true;
 }
 

@@ -49,8 +49,12 @@ struct Plan {
   int64_t width = 0;
   int64_t n[kMaxNest] = {}, s[kMaxNest] = {};
   int64_t level_size[kMaxNest + 1] = {};  // stream bytes of one instance of level j (0: a block)
-  // Rows: rows entries of one element, entry j a block of rwidth[j] bytes at rdisp[j].
+  // Rows: an element is row_n rows at row_stride (1 row when the table is the root), a row is
+  // `rows` entries, entry j a block of rwidth[j] bytes at rdisp[j]. However the short table was
+  // built (a struct, a resized unit times a count, a contiguous of it, one long indexed list that
+  // canonicalises to a VEC of it), whole calls run one loop over all rows.
   int rows = 0;
+  int64_t row_n = 1, row_stride = 0;
   int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
   // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
   int64_t kernel_width = 0;

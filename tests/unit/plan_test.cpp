@@ -66,6 +66,13 @@ TEST(Plan, Shapes) {
   EXPECT_EQ(p.n[0], 2);
   EXPECT_EQ(planned(table).shape, ddt::Shape::Rows);
   EXPECT_EQ(planned(table).rows, 3);
+  EXPECT_EQ(planned(table).row_n, 1);
+  ddt_type rows5;  // five copies of the short table: rows of one loop, not five table walks
+  ASSERT_EQ(ddt_type_contiguous(5, table, &rows5), DDT_SUCCESS);
+  EXPECT_EQ(planned(rows5).shape, ddt::Shape::Rows);
+  EXPECT_EQ(planned(rows5).row_n, 5);
+  EXPECT_EQ(planned(rows5).row_stride, 40);
+  ddt_type_free(&rows5);
   EXPECT_EQ(planned(deep).shape, ddt::Shape::Walk);
   EXPECT_EQ(planned(empty).shape, ddt::Shape::Empty);
   // A type deserialized (committed without ddt_type_commit) gets its plan at first use.
