@@ -6,6 +6,7 @@
 
 #include "cpu/copy_kernels.hpp"
 #include "cpu/cursor.hpp"
+#include "cpu/list.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
@@ -195,6 +196,8 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
     const ddt::NestShape x(p, count);
     return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq);
   }
+  if (p.shape == ddt::Shape::List)
+    return ddt::list<Gather>(p, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
   const bool stream = hi - lo >= ddt::kStreamBytes;
   if (Gather) {
     PackOp op{seq, stream};

@@ -66,6 +66,29 @@ bool rows(const Layout& L, Plan& p) {
   return true;
 }
 
+// A root table whose entries are all one block (more than a Rows table holds).
+bool list(const Layout& L, Plan& p) {
+  const Node& x = L.nodes[L.root];
+  if (x.kind != Kind::Seq || x.count <= kRowsMax) return false;
+  const Entry* e = L.entries.data() + x.child;
+  const int64_t block = e[0].node;
+  if (L.nodes[block].kind != Kind::Block) return false;
+  bool fits = true;
+  for (int64_t j = 0; j < x.count; ++j) {
+    if (e[j].node != block) return false;
+    fits = fits && e[j].disp >= INT32_MIN && e[j].disp <= INT32_MAX;
+  }
+  p.width = L.nodes[block].size;
+  if (fits) {
+    p.list.resize(x.count);
+    for (int64_t j = 0; j < x.count; ++j) p.list[j] = static_cast<int32_t>(e[j].disp);
+  } else {
+    p.list64.resize(x.count);
+    for (int64_t j = 0; j < x.count; ++j) p.list64[j] = e[j].disp;
+  }
+  return true;
+}
+
 // Blocks and ascending order of the whole layout, bottom-up over the node array (children come
 // before parents): O(nodes + entries), never O(blocks).
 void profile(const Layout& L, Plan& p) {
@@ -130,6 +153,9 @@ Plan make_plan(const Layout& L, int64_t extent) {
     shuffle(p);
   } else if (rows(L, p)) {
     p.shape = Shape::Rows;
+  } else if (list(L, p)) {
+    p.shape = Shape::List;
+    p.kernel_width = kernel_width(p.width);
   }
   return p;
 }

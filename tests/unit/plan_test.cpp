@@ -5,7 +5,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "cpu/nest.hpp"
@@ -208,4 +210,67 @@ TEST(Executors, ShuffleGatherOfTinyBlocks) {
         ddt_type_free(&v);
       }
   munmap(map, 2 * page);
+}
+
+// List plans (a long table of blocks of one width): 32-bit displacements, and 64-bit ones
+// (absolute addresses with a NULL buffer), several elements, partial ranges, pack and unpack.
+TEST(Executors, ListsOfOneWidth) {
+  std::mt19937_64 rng(7);
+  for (int64_t w : {1, 3, 4, 8, 24, 100}) {
+    const int64_t n = 50 + rng() % 200, span = 8 * n * w + 64, count = 1 + rng() % 3;
+    std::vector<char> arr(count * span + 64);
+    for (size_t i = 0; i < arr.size(); ++i) arr[i] = static_cast<char>(rng());
+    std::vector<int64_t> d(n);  // distinct slots of w bytes with gaps between them (no merging), in random order
+    std::vector<int64_t> slots(4 * n);
+    for (int64_t i = 0; i < 4 * n; ++i) slots[i] = 2 * i * w;
+    const auto has_run = [&] {  // three at one stride would canonicalise into a run (seq-run)
+      for (int64_t i = 0; i + 2 < n; ++i)
+        if (slots[i + 1] - slots[i] == slots[i + 2] - slots[i + 1]) return true;
+      return false;
+    };
+    do std::shuffle(slots.begin(), slots.end(), rng);
+    while (has_run());
+    for (int64_t i = 0; i < n; ++i) d[i] = slots[i];
+    for (bool absolute : {false, true}) {
+      // Absolute: the first block lives on the stack, far (more than 2^31 bytes) from the heap
+      // array that holds the others, so the displacements need 64 bits.
+      char on_stack[128];
+      for (int64_t i = 0; i < w; ++i) on_stack[i] = arr[d[0] + i];
+      std::vector<int64_t> ds = d;
+      if (absolute) {
+        for (int64_t& x : ds) x += static_cast<int64_t>(reinterpret_cast<uintptr_t>(arr.data()));
+        ds[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(on_stack));
+      }
+      ddt_type t, r;
+      ASSERT_EQ(ddt_type_hindexed_block(n, w, ds.data(), DDT_BYTE, &t), DDT_SUCCESS);
+      ASSERT_EQ(ddt_type_resized(t, 0, span, &r), DDT_SUCCESS);
+      ASSERT_EQ(ddt_type_commit(r), DDT_SUCCESS);
+      const ddt::Plan& p = ddt::plan_of(r);
+      EXPECT_EQ(p.shape, ddt::Shape::List) << w;
+      EXPECT_EQ(p.list64.empty(), !absolute) << w;
+      const char* buf = absolute ? nullptr : arr.data();
+      const int64_t c = absolute ? 1 : count;  // absolute lists name one element's addresses
+      std::vector<char> want;
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t i = 0; i < n; ++i) want.insert(want.end(), arr.data() + k * span + d[i], arr.data() + k * span + d[i] + w);
+      const int64_t total = static_cast<int64_t>(want.size());
+      std::vector<char> got(total);
+      int64_t m;
+      for (int64_t off = 0; off < total;) {  // random pieces
+        const int64_t len = std::min<int64_t>(total - off, 1 + rng() % (3 * w + 5));
+        ASSERT_EQ(ddt_pack(buf, c, r, off, got.data() + off, len, &m), DDT_SUCCESS);
+        off += len;
+      }
+      EXPECT_EQ(got, want) << w << " " << absolute;
+      std::vector<char> back(arr.size(), 0), ref(arr.size(), 0);
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t i = 0; i < n; ++i) std::memcpy(ref.data() + k * span + d[i], want.data() + (k * n + i) * w, w);
+      if (!absolute) {
+        ASSERT_EQ(ddt_unpack(want.data(), total, back.data(), c, r, 0, &m), DDT_SUCCESS);
+        EXPECT_EQ(back, ref) << w;
+      }
+      ddt_type_free(&t);
+      ddt_type_free(&r);
+    }
+  }
 }
