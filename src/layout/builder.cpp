@@ -31,8 +31,18 @@
 // Cost. A long index list is mostly settled: blocks that touch no neighbour and form no run.
 // The passes therefore work on windows around the items that can change (find_windows) and
 // leave the rest where it is, a table's entries are written once and hashed in the same loop
-// (table), an imported child's tables are appended in bulk (import), and finish() moves the
-// root table into the layout instead of copying it. Commit cost stays a few ns per entry.
+// (table), and finish() moves the root table into the layout instead of copying it. Commit
+// cost stays a few ns per entry.
+//
+// Shared tables. An imported child's tables are not copied into the builder: its Seq nodes are
+// interned with the same hash and fields a copy would have, but read the child's entries in
+// place (Builder::Shared), translating node numbers on the way. A child table used once in a
+// struct is then copied exactly once: by seq-flat into the parent's list, which table() turns
+// into the parent's table in place (the list and the entry array have one type), and finish()
+// hands to the layout. Only a shared table that survives in the result (the root itself, or a
+// large table repeated at irregular places) is copied, by finish(). Besides time, this keeps
+// the heap a commit needs near the size of its result, so that memory freed by the previous
+// type is reused instead of returned to the system and faulted in again.
 //
 // Canonical form is greedy left to right: a table whose regularity only shows under a
 // different grouping (say 0,10,20,25,30 described as runs {0,10} and {20,25,30}) may keep two
@@ -84,10 +94,17 @@ bool Builder::same(int64_t idx, const Node& n) const {
   if (m.kind != n.kind || m.size != n.size || m.count != n.count || m.stride != n.stride) return false;
   if (n.kind == Kind::Vec) return m.child == n.child;
   if (n.kind == Kind::Block) return true;
-  const Entry* a = &entries_[m.child];
-  const Entry* b = &entries_[entries_.size() - n.count];
-  for (int64_t i = 0; i < n.count; ++i)
-    if (a[i].disp != b[i].disp || a[i].node != b[i].node) return false;
+  if (m.child >= 0 && n.child >= 0) {
+    const Entry* a = &entries_[m.child];
+    const Entry* b = &entries_[n.child];
+    for (int64_t i = 0; i < n.count; ++i)
+      if (a[i].disp != b[i].disp || a[i].node != b[i].node) return false;
+    return true;
+  }
+  for (int64_t i = 0; i < n.count; ++i) {
+    const Entry a = entry(m, i), b = entry(n, i);
+    if (a.disp != b.disp || a.node != b.node) return false;
+  }
   return true;
 }
 
@@ -96,13 +113,12 @@ int64_t Builder::intern(Node n, uint64_t h, int d) {
   size_t mask = slots_.size() - 1, i = h & mask;
   for (; slots_[i] >= 0; i = (i + 1) & mask)
     if (hashes_[slots_[i]] == h && same(slots_[i], n)) {
-      if (n.kind == Kind::Seq) {  // the appended copy is not needed
-        entries_.resize(entries_.size() - n.count);
-        prefix_.resize(prefix_.size() - n.count);
+      if (n.kind == Kind::Seq && n.child >= 0) {  // the appended copy is not needed
+        entries_.resize(n.child);
+        prefix_.resize(n.child);
       }
       return slots_[i];
     }
-  if (n.kind == Kind::Seq) n.child = static_cast<int64_t>(entries_.size()) - n.count;
   if (d > kMaxDepth) error_ = DDT_ERR_ARG;
   const int64_t idx = static_cast<int64_t>(nodes_.size());
   nodes_.push_back(n);
@@ -128,13 +144,16 @@ Placed Builder::block(int64_t len) {
   return {0, intern(n, seal(n, kSeed), 1)};
 }
 
-// A child's nodes are already canonical and in post-order: each is interned once, and a table
-// is appended in one pass (entries remapped, prefix sums and hash computed as it goes).
+// A child's nodes are already canonical and in post-order: each is interned once. A table is
+// hashed where it lies (entries translated to this builder's numbering as they are read) and
+// interned as a shared table, with the hash and depth a copy would have had.
 Placed Builder::import(const Layout& src) {
   if (src.root < 0) return {};
   auto memo = imported_.find(&src);
   if (memo != imported_.end()) return memo->second;
-  std::vector<int64_t> map(src.nodes.size());
+  const size_t mi = maps_.size();
+  maps_.emplace_back(src.nodes.size());
+  std::vector<int64_t>& map = maps_.back();  // (maps_ does not grow until this import ends)
   for (size_t i = 0; i < src.nodes.size(); ++i) {
     Node n = src.nodes[i];
     uint64_t h = kSeed;
@@ -144,38 +163,43 @@ Placed Builder::import(const Layout& src) {
       d += depth_[n.child];
     }
     if (n.kind == Kind::Seq) {
-      entries_.reserve(entries_.size() + n.count);  // (resize would write every entry twice)
-      prefix_.reserve(prefix_.size() + n.count);
       const Entry* in = &src.entries[n.child];
-      int64_t prefix = 0;
       for (int64_t k = 0; k < n.count; ++k) {
         const int64_t c = map[in[k].node];
-        entries_.push_back({in[k].disp, c});
-        prefix_.push_back(prefix);
-        prefix += nodes_[c].size;
         h += entry_hash(k, in[k].disp, c);
         d = std::max(d, 1 + depth_[c]);
       }
+      n.child = ~static_cast<int64_t>(shared_.size());
+      shared_.push_back({in, mi});
     }
     map[i] = intern(n, seal(n, h), d);
+    if (n.kind == Kind::Seq && nodes_[map[i]].child != n.child) shared_.pop_back();  // equal to one here
   }
   return imported_[&src] = Placed{src.disp, map[src.root]};
 }
 
-Placed Builder::table(const std::vector<Placed>& items) {
+// When the builder holds no entries yet (the common case: the list is the type's one table),
+// items become the entry array in place: the displacements are rebased where they are and the
+// vector is swapped in, so the list is not copied. Otherwise the entries are appended.
+Placed Builder::table(std::vector<Placed>& items) {
   Checked ck;
-  const size_t first = entries_.size(), count = items.size();
-  entries_.reserve(first + count);  // (resize would write every entry twice)
+  const size_t count = items.size();
+  const bool in_place = entries_.empty();
+  const size_t first = entries_.size();
+  if (!in_place) entries_.reserve(first + count);  // (resize would write every entry twice)
   prefix_.reserve(first + count);
   const int64_t base = items[0].disp;
   int64_t size = 0, lo = INT64_MAX, hi = INT64_MIN;
   uint64_t h = kSeed;
   int d = 1;
   for (size_t k = 0; k < count; ++k) {
-    const Placed& it = items[k];
+    Placed& it = items[k];
     const Node& n = nodes_[it.node];
     const int64_t disp = ck.sub(it.disp, base);
-    entries_.push_back({disp, it.node});
+    if (in_place)
+      it.disp = disp;
+    else
+      entries_.push_back({disp, it.node});
     prefix_.push_back(size);
     h += entry_hash(static_cast<int64_t>(k), disp, it.node);
     size = ck.add(size, n.size);
@@ -192,7 +216,8 @@ Placed Builder::table(const std::vector<Placed>& items) {
     error_ = DDT_ERR_OVERFLOW;
     return {};
   }
-  const Node n{Kind::Seq, size, static_cast<int64_t>(items.size()), 0, 0, lo, hi};
+  if (in_place) entries_.swap(items);
+  const Node n{Kind::Seq, size, static_cast<int64_t>(count), 0, static_cast<int64_t>(first), lo, hi};
   return {base, intern(n, seal(n, h), d)};
 }
 
@@ -212,7 +237,10 @@ Placed Builder::vec(int64_t count, int64_t stride, Placed p) {
     stride = cs;
     p.node = cc;
   }
-  if (count == 2) return shift(table({{0, p.node}, {stride, p.node}}), p.disp);  // vec-2
+  if (count == 2) {  // vec-2
+    std::vector<Placed> pair{{0, p.node}, {stride, p.node}};
+    return shift(table(pair), p.disp);
+  }
   const Node& g = nodes_[p.node];
   int64_t span = ck.mul(count - 1, stride);
   Node n{Kind::Vec, ck.mul(count, g.size), count, stride, p.node,
@@ -238,8 +266,10 @@ bool Builder::as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) 
     n = x.count, stride = x.stride, child = x.child;
     return true;
   }
-  if (x.kind == Kind::Seq && x.count == 2 && entries_[x.child].node == entries_[x.child + 1].node) {
-    n = 2, stride = entries_[x.child + 1].disp, child = entries_[x.child].node;
+  if (x.kind == Kind::Seq && x.count == 2) {
+    const Entry a = entry(x, 0), b = entry(x, 1);
+    if (a.node != b.node) return false;
+    n = 2, stride = b.disp, child = a.node;
     return true;
   }
   return false;
@@ -396,8 +426,15 @@ Placed Builder::seq(std::vector<Placed> items) {
       for (const Placed& it : items) {
         const Node& n = nodes_[it.node];
         if (n.kind == Kind::Seq && (n.count <= 64 || uses[it.node] == 1)) {
-          for (int64_t e = n.child; e < n.child + n.count; ++e)
-            flat.push_back({ck.add(it.disp, entries_[e].disp), entries_[e].node});
+          if (n.child >= 0) {
+            for (int64_t e = n.child; e < n.child + n.count; ++e)
+              flat.push_back({ck.add(it.disp, entries_[e].disp), entries_[e].node});
+          } else {  // a shared table: this is the one copy of it
+            const Shared& sh = shared_[~n.child];
+            const int64_t* map = maps_[sh.map].data();
+            for (const Entry* e = sh.entries; e != sh.entries + n.count; ++e)
+              flat.push_back({ck.add(it.disp, e->disp), map[e->node]});
+          }
           changed = true;
         } else {
           flat.push_back(it);
@@ -455,7 +492,7 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
     int64_t nchild = n.kind == Kind::Vec ? 1 : (n.kind == Kind::Seq ? n.count : 0);
     int64_t next = -1;  // the first child not numbered yet
     while (f.next < nchild && next < 0) {
-      int64_t c = n.kind == Kind::Vec ? n.child : entries_[n.child + f.next].node;
+      int64_t c = n.kind == Kind::Vec ? n.child : entry(n, f.next).node;
       ++f.next;
       if (newidx[c] < 0) next = c;
     }
@@ -470,7 +507,8 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
     stack.pop_back();
   }
   // Entries follow their tables in node order, so the root's table (a Seq root is numbered
-  // last) goes at the end: it moves within entries_, the other tables are copied before it.
+  // last) goes at the end: it moves within entries_, the other tables are copied before it. A
+  // shared table is copied from its source here, its prefix sums recomputed from the sizes.
   const Node& r = nodes_[root.node];
   const int64_t keep = r.kind == Kind::Seq ? r.count : 0;
   std::vector<Entry> lead;
@@ -478,21 +516,36 @@ std::shared_ptr<const Layout> Builder::finish(Placed root) {
   for (int64_t old : order) {
     const Node& n = nodes_[old];
     if (n.kind != Kind::Seq || old == root.node) continue;
-    for (int64_t e = n.child; e < n.child + n.count; ++e) {
-      lead.push_back({entries_[e].disp, newidx[entries_[e].node]});
-      lead_prefix.push_back(prefix_[e]);
+    int64_t sum = 0;
+    for (int64_t k = 0; k < n.count; ++k) {
+      const Entry e = entry(n, k);
+      lead.push_back({e.disp, newidx[e.node]});
+      lead_prefix.push_back(n.child >= 0 ? prefix_[n.child + k] : sum);
+      sum += nodes_[e.node].size;
     }
   }
   const size_t nl = lead.size();
-  if (keep > 0) {
+  if (keep > 0 && r.child >= 0) {
     const size_t from = static_cast<size_t>(r.child);
     if (entries_.size() < nl + keep) {
       entries_.resize(nl + keep);
       prefix_.resize(nl + keep);
     }
-    std::memmove(&entries_[nl], &entries_[from], keep * sizeof(Entry));
-    std::memmove(&prefix_[nl], &prefix_[from], keep * sizeof(int64_t));
+    if (from != nl) {
+      std::memmove(&entries_[nl], &entries_[from], keep * sizeof(Entry));
+      std::memmove(&prefix_[nl], &prefix_[from], keep * sizeof(int64_t));
+    }
     for (Entry* e = &entries_[nl]; e != &entries_[nl] + keep; ++e) e->node = newidx[e->node];
+  } else if (keep > 0) {  // a shared root: its one copy
+    entries_.resize(nl + keep);
+    prefix_.resize(nl + keep);
+    int64_t sum = 0;
+    for (int64_t k = 0; k < keep; ++k) {
+      const Entry e = entry(r, k);
+      entries_[nl + k] = {e.disp, newidx[e.node]};
+      prefix_[nl + k] = sum;
+      sum += nodes_[e.node].size;
+    }
   }
   entries_.resize(nl + keep);
   prefix_.resize(nl + keep);

@@ -12,25 +12,23 @@
 
 namespace ddt {
 
-// A node placed at a byte displacement; node == -1 is the empty typemap.
-struct Placed {
-  int64_t disp = 0;
-  int64_t node = -1;
-};
+// A node placed at a byte displacement; node == -1 is the empty typemap. The same type as a
+// table entry: the list a seq() ends with is turned into its table in place (table()).
+using Placed = Entry;
 
 class Builder {
  public:
   // local_passes = false makes every canonicalisation pass walk the whole list (the reference
   // behaviour that tests compare the windowed passes against); the result is the same.
   explicit Builder(bool local_passes = true) : local_passes_(local_passes) {}
-  // Copies the layout of a child type into this builder (memoised per source).
+  // The layout of a child type in this builder (memoised per source). Its nodes are interned;
+  // its tables are not copied but read in place from src (shared tables, see builder.cpp), so
+  // src must outlive the builder.
   Placed import(const Layout& src);
   Placed block(int64_t len);
-  // Room for this many table entries, so that imports and tables do not grow the arrays piecemeal.
-  void reserve(size_t entries) {
-    entries_.reserve(entries);
-    prefix_.reserve(entries);
-  }
+  // Room for this many table entries' prefix sums. The entries themselves need no reservation:
+  // the largest table is usually the list a seq() ends with, which becomes the table in place.
+  void reserve(size_t entries) { prefix_.reserve(entries); }
   Placed shift(Placed p, int64_t by) const { p.disp += by; return p; }
   // count copies of p, copy i displaced by i*stride.
   Placed vec(int64_t count, int64_t stride, Placed p);
@@ -45,20 +43,36 @@ class Builder {
 
  private:
   // Interns n, whose structural hash is h and depth d. A Seq's entries (and their prefix sums)
-  // are the last n.count of entries_, appended by the caller; they are dropped again when an
-  // equal node exists already.
+  // are the last n.count of entries_, appended by the caller, and dropped again when an equal
+  // node exists already; or, when n.child < 0, a shared table (nothing to append or drop).
   int64_t intern(Node n, uint64_t h, int d);
   bool same(int64_t idx, const Node& n) const;
   // The ranges [first, second) of items that the next pass must look at (see builder.cpp);
   // false when there are none: the items are settled.
   bool find_windows(const std::vector<Placed>& items, std::vector<std::pair<size_t, size_t>>& windows) const;
   // The SEQ of canonical items (at least two), written, summed, bounded and hashed in one pass.
-  Placed table(const std::vector<Placed>& items);
+  // items may be taken over as the entry array (then left empty).
+  Placed table(std::vector<Placed>& items);
+  // Entry k of Seq node n, its node in this builder's numbering (n may be a shared table).
+  Entry entry(const Node& n, int64_t k) const {
+    if (n.child >= 0) return entries_[n.child + k];
+    const Shared& s = shared_[~n.child];
+    const Entry& e = s.entries[k];
+    return {e.disp, maps_[s.map][e.node]};
+  }
   // seq-period: items as repetitions of a short pattern, or an empty Placed.
   Placed period(const std::vector<Placed>& items);
   // node as n copies of child at a stride: a VEC, or a pair SEQ of one node (vec-2).
   bool as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const;
+  // A table of an imported layout, read in place: a Seq node whose child is ~i refers to
+  // shared_[i]. Its entries name nodes in the source's numbering, which maps_[map] translates.
+  struct Shared {
+    const Entry* entries;
+    size_t map;
+  };
   std::vector<Node> nodes_;
+  std::vector<Shared> shared_;
+  std::vector<std::vector<int64_t>> maps_;  // per imported layout: its node i is node map[i] here
   std::vector<Entry> entries_;
   std::vector<int64_t> prefix_;  // parallel to entries_
   std::vector<int> depth_;

@@ -34,10 +34,11 @@ struct Node {
 };
 
 // 16 bytes: a table walk reads these and nothing else per entry (the prefix sums, needed only
-// to seek, live in their own array).
+// to seek, live in their own array). The builder's list items have this shape too (a node placed
+// at a displacement, node -1 when empty), so a finished list becomes a table in place.
 struct Entry {
-  int64_t disp;  // bytes from the Seq's position
-  int64_t node;
+  int64_t disp = 0;  // bytes from the Seq's position
+  int64_t node = -1;
 };
 
 struct Layout {

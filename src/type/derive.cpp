@@ -158,11 +158,11 @@ int derive(const Table& tab, bool is_struct, int combiner, std::vector<int64_t> 
   Placed one;  // the block of bl copies of t
   std::vector<Placed> items;
   items.reserve(tab.count);
-  // Entries: the children's tables once (imports) and twice over in the worst case (flattened
-  // into this table), plus one per entry here.
+  // Prefix sums: one per entry here plus, in the worst case, the children's tables flattened
+  // into this one (imports share the children's tables and need none).
   size_t room = static_cast<size_t>(tab.count);
   for (int64_t i = 0; i < tab.count; ++i)
-    if (i == 0 || tab.type(i) != tab.type(i - 1)) room += 2 * tab.type(i)->layout->entries.size();
+    if (i == 0 || tab.type(i) != tab.type(i - 1)) room += tab.type(i)->layout->entries.size();
   b.reserve(room);
   for (int64_t i = 0; i < tab.count; ++i) {
     const int64_t disp = tab.scale == 1 ? tab.displs[i] : scaled.mul(tab.displs[i], tab.scale);
