@@ -22,16 +22,20 @@ namespace {
 // pass.
 constexpr int64_t kLowAddresses = int64_t{64} << 10;
 
-// Do the bytes of count elements of type at buf (true bounds, every element) reach into the
-// low addresses (or below address 0, or past the top of the address space)?
-// In 128 bits: every term is a 64-bit value, so nothing can wrap.
+// Do the bytes of count elements of type at buf (true bounds, every element) reach within
+// 64 KiB of address 0 on either side (a NULL base with small positive or negative
+// displacements), or wrap around? Addresses are computed modulo 2^64, as the walk computes them,
+// so a base that is itself far from any real address but whose displacements bring it back to
+// real ones (an absolute-address type from a shifted base) is fine.
 inline bool hostile(const void* buf, int64_t count, ddt_type type) {
   if (count == 0 || type->size == 0) return false;
-  const __int128 b = static_cast<__int128>(reinterpret_cast<uintptr_t>(buf));
   const __int128 span = static_cast<__int128>(count - 1) * type->extent();
-  const __int128 lo = b + type->true_lb + (span < 0 ? span : 0);
-  const __int128 hi = b + type->true_ub + (span > 0 ? span : 0);
-  return lo < kLowAddresses || hi > static_cast<__int128>(UINTPTR_MAX);
+  const __int128 first = static_cast<__int128>(type->true_lb) + (span < 0 ? span : 0);
+  const unsigned __int128 len = static_cast<unsigned __int128>(type->true_ub - type->true_lb) +
+                                static_cast<unsigned __int128>(span < 0 ? -span : span);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(static_cast<uint64_t>(first));
+  const uintptr_t top = UINTPTR_MAX - static_cast<uintptr_t>(kLowAddresses) + 1;  // the window below 2^64
+  return lo < static_cast<uintptr_t>(kLowAddresses) || lo >= top || len > static_cast<unsigned __int128>(top - lo);
 }
 
 // A contiguous buffer of n bytes at p (the packed side): the same rule.
