@@ -182,36 +182,45 @@ Placed Builder::import(const Layout& src) {
 // items become the entry array in place: the displacements are rebased where they are and the
 // vector is swapped in, so the list is not copied. Otherwise the entries are appended.
 Placed Builder::table(std::vector<Placed>& items) {
-  Checked ck;
   const size_t count = items.size();
   const bool in_place = entries_.empty();
   const size_t first = entries_.size();
-  if (!in_place) entries_.reserve(first + count);  // (resize would write every entry twice)
-  prefix_.reserve(first + count);
-  const int64_t base = items[0].disp;
+  if (!in_place) entries_.resize(first + count);
+  prefix_.resize(first + count);
+  // Plain pointers and local accumulators: stores through the vectors' members would make the
+  // compiler keep the sums in memory, and this loop runs once per entry of every table.
+  const Placed* in = items.data();
+  Entry* out = in_place ? items.data() : entries_.data() + first;
+  int64_t* pre = prefix_.data() + first;
+  const Node* nodes = nodes_.data();
+  const int* depth = depth_.data();
+  const int64_t base = in[0].disp;
   int64_t size = 0, lo = INT64_MAX, hi = INT64_MIN;
   uint64_t h = kSeed;
   int d = 1;
+  bool of = false;
   for (size_t k = 0; k < count; ++k) {
-    Placed& it = items[k];
-    const Node& n = nodes_[it.node];
-    const int64_t disp = ck.sub(it.disp, base);
-    if (in_place)
-      it.disp = disp;
-    else
-      entries_.push_back({disp, it.node});
-    prefix_.push_back(size);
-    h += entry_hash(static_cast<int64_t>(k), disp, it.node);
-    size = ck.add(size, n.size);
-    lo = std::min(lo, ck.add(disp, n.lo));
-    hi = std::max(hi, ck.add(disp, n.hi));
-    d = std::max(d, 1 + depth_[it.node]);
+    const int64_t node = in[k].node;
+    const Node& n = nodes[node];
+    int64_t disp, l, u;
+    of |= __builtin_sub_overflow(in[k].disp, base, &disp);
+    out[k].disp = disp;
+    out[k].node = node;
+    pre[k] = size;
+    h += entry_hash(static_cast<int64_t>(k), disp, node);
+    of |= __builtin_add_overflow(size, n.size, &size);
+    of |= __builtin_add_overflow(disp, n.lo, &l);
+    of |= __builtin_add_overflow(disp, n.hi, &u);
+    lo = std::min(lo, l);
+    hi = std::max(hi, u);
+    d = std::max(d, 1 + depth[node]);
   }
+  Checked ck;
   ck.sub(hi, lo);
   ck.add(base, lo);
   ck.add(base, hi);
-  if (ck.overflow) {
-    entries_.resize(first);
+  if (of || ck.overflow) {
+    if (!in_place) entries_.resize(first);
     prefix_.resize(first);
     error_ = DDT_ERR_OVERFLOW;
     return {};
@@ -296,18 +305,23 @@ bool Builder::find_windows(const std::vector<Placed>& items, std::vector<std::pa
     else
       w.push_back({a, b});
   };
+  const Placed* all = items.data();
+  const Node* nodes = nodes_.data();
+  int64_t before = -1;  // size of item i - 1 when it is a block, else -1 (sizes are positive)
   for (size_t i = 0; i < n; ++i) {
-    const Placed& it = items[i];
-    const Node& x = nodes_[it.node];
+    const Placed& it = all[i];
+    const Node& x = nodes[it.node];
     if (x.kind != Kind::Block) {
       dirty(i, i);
+      before = -1;
       continue;
     }
-    if (i > 0 && nodes_[items[i - 1].node].kind == Kind::Block) {
+    if (before > 0) {
       Checked c;
-      if (c.add(items[i - 1].disp, nodes_[items[i - 1].node].size) == it.disp || c.overflow) dirty(i - 1, i);
+      if (c.add(all[i - 1].disp, before) == it.disp || c.overflow) dirty(i - 1, i);
     }
-    if (i + 2 < n && items[i + 1].node == it.node && items[i + 2].node == it.node) {
+    before = x.size;
+    if (i + 2 < n && all[i + 1].node == it.node && all[i + 2].node == it.node) {
       Checked c;
       if (c.sub(items[i + 1].disp, it.disp) == c.sub(items[i + 2].disp, items[i + 1].disp) || c.overflow)
         dirty(i, i + 2);
@@ -426,14 +440,21 @@ Placed Builder::seq(std::vector<Placed> items) {
       for (const Placed& it : items) {
         const Node& n = nodes_[it.node];
         if (n.kind == Kind::Seq && (n.count <= 64 || uses[it.node] == 1)) {
+          // (fields stored one by one: an entry built whole and reloaded stalls the store)
           if (n.child >= 0) {
-            for (int64_t e = n.child; e < n.child + n.count; ++e)
-              flat.push_back({ck.add(it.disp, entries_[e].disp), entries_[e].node});
+            for (int64_t e = n.child; e < n.child + n.count; ++e) {
+              Placed& f = flat.emplace_back();
+              f.disp = ck.add(it.disp, entries_[e].disp);
+              f.node = entries_[e].node;
+            }
           } else {  // a shared table: this is the one copy of it
             const Shared& sh = shared_[~n.child];
             const int64_t* map = maps_[sh.map].data();
-            for (const Entry* e = sh.entries; e != sh.entries + n.count; ++e)
-              flat.push_back({ck.add(it.disp, e->disp), map[e->node]});
+            for (const Entry* e = sh.entries; e != sh.entries + n.count; ++e) {
+              Placed& f = flat.emplace_back();
+              f.disp = ck.add(it.disp, e->disp);
+              f.node = map[e->node];
+            }
           }
           changed = true;
         } else {

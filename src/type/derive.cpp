@@ -186,7 +186,11 @@ int derive(const Table& tab, bool is_struct, int combiner, std::vector<int64_t> 
     if (t->lb_marker) bd.lbm = true, bd.lb_mark = std::min(bd.lb_mark, lo);
     if (t->ub_marker) bd.ubm = true, bd.ub_mark = std::max(bd.ub_mark, hi);
     if (ck.overflow) return DDT_ERR_OVERFLOW;
-    if (one.node >= 0) items.push_back(b.shift(one, disp));
+    if (one.node >= 0) {  // (fields stored one by one: a built pair reloaded whole stalls)
+      Placed& it = items.emplace_back();
+      it.disp = disp + one.disp;
+      it.node = one.node;
+    }
   }
   return make(bd, b, std::move(items), is_struct, combiner, std::move(ints), std::move(addrs),
               std::move(types), out);
