@@ -1,6 +1,6 @@
 // Suite 3: partial packing, as a pipelining runtime does it: the stream packed in order in
 // 4 KiB and 64 KiB pieces, each piece its own ddt_pack call that starts with a seek, against
-// one whole pack. MPI has no byte-range pack in its API, so this suite has no MPI peer.
+// one whole pack. MPI has no byte-range pack in its API, so this suite has no peer column.
 #include <vector>
 
 #include "context.hpp"

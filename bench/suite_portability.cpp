@@ -21,7 +21,7 @@ struct Construction {
 };
 
 // The constructions of one layout are compared with each other, so each implementation's
-// constructions are timed interleaved among themselves: ddtkit's together, then the MPI's. (Timed
+// constructions are timed interleaved among themselves: ddtkit's together, then the peer's. (Timed
 // pairwise, a slow MPI_Pack of a 10^5-entry struct evicts ddtkit's data between samples and
 // makes ddtkit's struct look slow.)
 void run_layout(const Context& c, const std::string& layout, const std::string& params, std::vector<Construction> cs,
@@ -33,12 +33,14 @@ void run_layout(const Context& c, const std::string& layout, const std::string& 
     bytes += s * p.count;
   }
   std::vector<char> out(bytes);
-  std::vector<std::vector<MPI_Datatype>> mt(cs.size());
+  std::vector<std::vector<std::unique_ptr<PeerType>>> pt(cs.size());
+  bool peer = c.peer != nullptr;  // and it builds every part
   std::vector<Method> mine, theirs;
   for (size_t k = 0; k < cs.size(); ++k) {
     for (Part& p : cs[k].parts) {
       ddt_type_commit(p.t);
-      mt[k].push_back(mpi_of(p.t));
+      pt[k].push_back(c.peer_type(p.t));
+      peer = peer && pt[k].back();
     }
     mine.push_back({cs[k].name, [&, k] {
                       char* o = out.data();
@@ -50,21 +52,25 @@ void run_layout(const Context& c, const std::string& layout, const std::string& 
                       }
                     }});
     theirs.push_back({cs[k].name, [&, k] {
-                        int pos = 0;
+                        int64_t pos = 0;
                         for (size_t i = 0; i < cs[k].parts.size(); ++i)
-                          MPI_Pack(base + cs[k].parts[i].offset, (int)cs[k].parts[i].count, mt[k][i], out.data(), (int)bytes,
-                                   &pos, MPI_COMM_SELF);
+                          pt[k][i]->pack(base + cs[k].parts[i].offset, cs[k].parts[i].count, out.data(), bytes, &pos);
                       }});
   }
-  auto td = measure(mine, c.reps(11)), tm = measure(theirs, c.reps(11));
+  auto td = measure(mine, c.reps(11));
+  auto tm = peer ? measure(theirs, c.reps(11)) : std::vector<Timing>();
   for (size_t k = 0; k < cs.size(); ++k) {
-    c.results->add("portability", layout, params, cs[k].name, bytes, {{"ddtkit", td[k].ns}, {"mpi", tm[k].ns}});
-    c.progress("[portability] %-12s %-26s %-20s ddtkit %8.1f us, %s %8.1f us", layout.c_str(), params.c_str(),
-               cs[k].name.c_str(), td[k].ns / 1e3, c.mpi.c_str(), tm[k].ns / 1e3);
-    for (size_t i = 0; i < cs[k].parts.size(); ++i) {
-      mpi_free(mt[k][i], cs[k].parts[i].t);
-      ddt_type_free(&cs[k].parts[i].t);
+    std::vector<Timing> ts = {{"ddtkit", td[k].ns}};
+    char their[96] = "";
+    if (peer) {
+      ts.push_back({"mpi", tm[k].ns});
+      std::snprintf(their, sizeof their, ", %s %8.1f us", c.peer_name.c_str(), tm[k].ns / 1e3);
     }
+    c.results->add("portability", layout, params, cs[k].name, bytes, ts);
+    c.progress("[portability] %-12s %-26s %-20s ddtkit %8.1f us%s", layout.c_str(), params.c_str(), cs[k].name.c_str(),
+               td[k].ns / 1e3, their);
+    pt[k].clear();
+    for (Part& p : cs[k].parts) ddt_type_free(&p.t);
   }
 }
 

@@ -1,6 +1,6 @@
 // Suite 2: the vector sweep. vector(payload / block, block, 2 x block) of char, int and double,
 // blocks of 1 B to 64 KiB, for 2 MiB of payload (in cache) and 64 MiB (out of cache). The
-// hand-written loop is the element loop users write. The default run times every block size in
+// hand-written loop is the element loop users write; the peer builds the same vector. The default run times every block size in
 // cache and a subset out of cache; --full times all of them.
 #include <cstring>
 #include <vector>
@@ -28,7 +28,6 @@ void hand_unpack(const char* in, char* out, int64_t count, int64_t bl, int64_t s
 struct Base {
   const char* name;
   ddt_type ddt;
-  MPI_Datatype mpi;
   int64_t size;
   void (*pack)(const char*, char*, int64_t, int64_t, int64_t);
   void (*unpack)(const char*, char*, int64_t, int64_t, int64_t);
@@ -37,9 +36,9 @@ struct Base {
 }  // namespace
 
 void suite_sweep(const Context& c) {
-  const Base bases[] = {{"char", DDT_CHAR, MPI_CHAR, 1, hand_pack<char>, hand_unpack<char>},
-                        {"int", DDT_INT, MPI_INT, 4, hand_pack<int>, hand_unpack<int>},
-                        {"double", DDT_DOUBLE, MPI_DOUBLE, 8, hand_pack<double>, hand_unpack<double>}};
+  const Base bases[] = {{"char", DDT_CHAR, 1, hand_pack<char>, hand_unpack<char>},
+                        {"int", DDT_INT, 4, hand_pack<int>, hand_unpack<int>},
+                        {"double", DDT_DOUBLE, 8, hand_pack<double>, hand_unpack<double>}};
   const int64_t payloads[] = {c.smoke ? 64 << 10 : 2 << 20, c.smoke ? 256 << 10 : 64 << 20};
   for (int64_t payload : payloads) {
     const bool in_cache = payload == payloads[0];
@@ -55,33 +54,31 @@ void suite_sweep(const Context& c) {
         ddt_type t;
         ddt_type_vector(count, bl, 2 * bl, b.ddt, &t);
         ddt_type_commit(t);
-        MPI_Datatype mt;
-        MPI_Type_vector((int)count, (int)bl, (int)(2 * bl), b.mpi, &mt);
-        MPI_Type_commit(&mt);
+        std::unique_ptr<PeerType> pt = c.peer_type(t);  // the peer's vector(count, bl, 2 bl) of the same base
         int64_t got;
         const int reps = in_cache ? c.reps(11) : c.reps(3);
         const double sample = in_cache ? 2e5 : 1;  // out of cache: one call per sample
-        std::vector<Method> pack = {
-            {"ddtkit", [&] { ddt_pack(src.data(), 1, t, 0, out.data(), payload, &got); }},
-            {"mpi", [&] { int p = 0; MPI_Pack(src.data(), 1, mt, out.data(), (int)payload, &p, MPI_COMM_SELF); }},
-            {"memcpy", [&] { std::memcpy(out.data(), contig.data(), payload); }},
-            {"manual", [&] { b.pack(src.data(), out.data(), count, bl, 2 * bl); }}};
+        std::vector<Method> pack = {{"ddtkit", [&] { ddt_pack(src.data(), 1, t, 0, out.data(), payload, &got); }}};
+        if (pt) pack.push_back({"mpi", [&] { int64_t p = 0; pt->pack(src.data(), 1, out.data(), payload, &p); }});
+        pack.push_back({"memcpy", [&] { std::memcpy(out.data(), contig.data(), payload); }});
+        pack.push_back({"manual", [&] { b.pack(src.data(), out.data(), count, bl, 2 * bl); }});
         char params[96];
         std::snprintf(params, sizeof params, "%s block %lld B", in_cache ? "2 MiB" : "64 MiB", (long long)block);
         auto tp = measure(pack, reps, sample);
         c.results->add("sweep", std::string("vector ") + b.name, params, "pack", payload, tp);
-        std::vector<Method> unpack = {
-            {"ddtkit", [&] { ddt_unpack(out.data(), payload, src.data(), 1, t, 0, &got); }},
-            {"mpi", [&] { int p = 0; MPI_Unpack(out.data(), (int)payload, &p, src.data(), 1, mt, MPI_COMM_SELF); }},
-            {"memcpy", [&] { std::memcpy(contig.data(), out.data(), payload); }},
-            {"manual", [&] { b.unpack(out.data(), src.data(), count, bl, 2 * bl); }}};
+        std::vector<Method> unpack = {{"ddtkit", [&] { ddt_unpack(out.data(), payload, src.data(), 1, t, 0, &got); }}};
+        if (pt) unpack.push_back({"mpi", [&] { int64_t p = 0; pt->unpack(out.data(), payload, &p, src.data(), 1); }});
+        unpack.push_back({"memcpy", [&] { std::memcpy(contig.data(), out.data(), payload); }});
+        unpack.push_back({"manual", [&] { b.unpack(out.data(), src.data(), count, bl, 2 * bl); }});
         auto tu = measure(unpack, reps, sample);
         c.results->add("sweep", std::string("vector ") + b.name, params, "unpack", payload, tu);
-        c.progress("[sweep] %-6s %-7s block %6lld B: pack ddtkit %.2f, %s %.2f, manual %.2f of memcpy", b.name,
-                   in_cache ? "2 MiB" : "64 MiB", (long long)block, find(tp, "memcpy") / find(tp, "ddtkit"),
-                   c.mpi.c_str(), find(tp, "memcpy") / find(tp, "mpi"), find(tp, "memcpy") / find(tp, "manual"));
+        char peer[96] = "";
+        if (pt) std::snprintf(peer, sizeof peer, ", %s %.2f", c.peer_name.c_str(), find(tp, "memcpy") / find(tp, "mpi"));
+        c.progress("[sweep] %-6s %-7s block %6lld B: pack ddtkit %.2f%s, manual %.2f of memcpy", b.name,
+                   in_cache ? "2 MiB" : "64 MiB", (long long)block, find(tp, "memcpy") / find(tp, "ddtkit"), peer,
+                   find(tp, "memcpy") / find(tp, "manual"));
+        pt.reset();
         ddt_type_free(&t);
-        MPI_Type_free(&mt);
       }
   }
 }
