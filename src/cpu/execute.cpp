@@ -200,9 +200,22 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
     const ddt::NestShape x(p, count);
     return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq);
   }
-  if (p.shape == ddt::Shape::List)
-    return ddt::list<Gather>(p, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
   const bool stream = hi - lo >= ddt::kStreamBytes;
+  if (p.shape == ddt::Shape::List) {
+    const ddt::Layout& L = *type->layout;
+    auto walk_entry = [&](int64_t node, uintptr_t at, char* s) {
+      const int64_t n = L.nodes[node].size;
+      if (Gather) {
+        PackOp op{s, stream};
+        ddt::walk_node(L, node, at, 0, n, op);
+      } else {
+        UnpackOp op{s, stream};
+        ddt::walk_node(L, node, at, 0, n, op);
+      }
+      return s + n;
+    };
+    if (ddt::list<Gather>(p, count, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq, walk_entry)) return;
+  }
   if (Gather) {
     PackOp op{seq, stream};
     run<PackOp>(type, p, count, buf, lo, hi, op);

@@ -35,23 +35,55 @@ inline void list_range(const D* disp, int64_t n, int64_t w, uintptr_t base, int6
   }
 }
 
-template <bool Gather, int64_t W>
-inline void run_list(const Plan& p, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  if (!p.list.empty())
-    return list_range<Gather, W>(p.list.data(), static_cast<int64_t>(p.list.size()), p.width, base, p.extent, lo, hi, seq);
-  list_range<Gather, W>(p.list64.data(), static_cast<int64_t>(p.list64.size()), p.width, base, p.extent, lo, hi, seq);
-}
-
-// The width dispatch, once per call: the table widths of the plan's list.
-template <bool Gather>
-inline void list(const Plan& p, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
+// A uniform list: any range, the block width fixed once per call.
+template <bool Gather, class D>
+inline void uniform_list(const Plan& p, const D* disp, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
+  const int64_t n = static_cast<int64_t>(p.segments[0].count);
   switch (p.width) {
 #define DDT_CASE_(W) \
-  case W: return run_list<Gather, W>(p, base, lo, hi, seq);
+  case W: return list_range<Gather, W>(disp, n, p.width, base, p.extent, lo, hi, seq);
     DDT_TABLE_WIDTHS(DDT_CASE_)
 #undef DDT_CASE_
-    default: return run_list<Gather, 0>(p, base, lo, hi, seq);
+    default: return list_range<Gather, 0>(disp, n, p.width, base, p.extent, lo, hi, seq);
   }
+}
+
+// count whole elements of a segmented list: each run of blocks one fixed-width loop, each
+// other entry handed to walk_entry(node, address, seq), which moves it and returns the new seq.
+template <bool Gather, class D, class WalkEntry>
+inline char* segmented_list(const Plan& p, const D* disp, int64_t count, uintptr_t base, char* seq, WalkEntry& walk_entry) {
+  for (int64_t k = 0; k < count; ++k, base += static_cast<uintptr_t>(p.extent))
+    for (const Plan::Segment& g : p.segments) {
+      const D* d = disp + g.first;
+      if (g.width == 0) {
+        seq = walk_entry(g.node, base + static_cast<uintptr_t>(d[0]), seq);
+        continue;
+      }
+      switch (g.width) {
+#define DDT_CASE_(W) \
+  case W: list_range<Gather, W>(d, g.count, W, base, 0, 0, g.count * W, seq); break;
+        DDT_TABLE_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
+        default: list_range<Gather, 0>(d, g.count, g.width, base, 0, 0, g.count * g.width, seq);
+      }
+      seq += g.count * g.width;
+    }
+  return seq;
+}
+
+// Stream bytes [lo, hi) of count elements: uniform lists run any range; segmented lists run
+// whole calls; false where the caller should walk (a partial range of a segmented list).
+template <bool Gather, class WalkEntry>
+inline bool list(const Plan& p, int64_t count, uintptr_t base, int64_t lo, int64_t hi, char* seq, WalkEntry& walk_entry) {
+  const bool narrow = p.list.size() > 0;
+  if (p.uniform_list()) {
+    narrow ? uniform_list<Gather>(p, p.list.data(), base, lo, hi, seq) : uniform_list<Gather>(p, p.list64.data(), base, lo, hi, seq);
+    return true;
+  }
+  if (lo != 0 || hi != count * p.size) return false;
+  narrow ? segmented_list<Gather>(p, p.list.data(), count, base, seq, walk_entry)
+         : segmented_list<Gather>(p, p.list64.data(), count, base, seq, walk_entry);
+  return true;
 }
 
 }  // namespace ddt

@@ -66,19 +66,29 @@ bool rows(const Layout& L, Plan& p) {
   return true;
 }
 
-// A root table whose entries are all one block (more than a Rows table holds).
+// A root table longer than a Rows table, as segments (Plan::segments). Chosen when at least
+// half its entries are blocks: a table of sub-tables is as well served by the walk.
 bool list(const Layout& L, Plan& p) {
   const Node& x = L.nodes[L.root];
   if (x.kind != Kind::Seq || x.count <= kRowsMax) return false;
   const Entry* e = L.entries.data() + x.child;
-  const int64_t block = e[0].node;
-  if (L.nodes[block].kind != Kind::Block) return false;
   bool fits = true;
+  int64_t blocks = 0;
   for (int64_t j = 0; j < x.count; ++j) {
-    if (e[j].node != block) return false;
     fits = fits && e[j].disp >= INT32_MIN && e[j].disp <= INT32_MAX;
+    const bool block = L.nodes[e[j].node].kind == Kind::Block;
+    blocks += block;
+    if (block && !p.segments.empty() && p.segments.back().width > 0 && p.segments.back().node == e[j].node) {
+      ++p.segments.back().count;  // the run of this block goes on
+      continue;
+    }
+    p.segments.push_back({j, 1, block ? L.nodes[e[j].node].size : 0, e[j].node});
   }
-  p.width = L.nodes[block].size;
+  if (2 * blocks < x.count) {
+    p.segments.clear();
+    return false;
+  }
+  if (p.uniform_list()) p.width = p.segments[0].width;
   if (fits) {
     p.list.resize(x.count);
     for (int64_t j = 0; j < x.count; ++j) p.list[j] = static_cast<int32_t>(e[j].disp);
@@ -155,7 +165,6 @@ Plan make_plan(const Layout& L, int64_t extent) {
     p.shape = Shape::Rows;
   } else if (list(L, p)) {
     p.shape = Shape::List;
-    p.kernel_width = kernel_width(p.width);
   }
   return p;
 }

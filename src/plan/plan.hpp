@@ -18,8 +18,9 @@
 //   * Rows: the element is a short table of blocks (a struct of a few members, the
 //     Carpen-Amarie bucket/alternating units): a double loop over a copy of its (displacement,
 //     width) pairs, kept in the plan so that a call does not re-read the table.
-//   * List: a long table of blocks of one width (an index list: indexed_block, hindexed_block,
-//     indexed of one block length) loops over a plain array of displacements (below).
+//   * List: a long root table (an index list: indexed_block, hindexed_block, indexed of one
+//     block length; a struct of such lists) loops over a plain array of displacements, one
+//     fixed-width loop per run of equal blocks (below).
 //   * Walk: everything else goes to the seekable walk, whose table runs are width-specialised
 //     per run (tables are long: the per-run switch is amortised over the run).
 #pragma once
@@ -35,7 +36,7 @@ enum class Shape : uint8_t {
   Empty,  // no data
   Nest,   // up to kMaxNest strided dimensions around one block (a block alone is a nest of 0)
   Rows,   // a short table of blocks
-  List,   // a long table of blocks of one width: displacements only
+  List,   // a long table, mostly of blocks: displacements and runs of one width
   Walk,   // the general walk
 };
 
@@ -62,13 +63,22 @@ struct Plan {
   int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
   // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
   int64_t kernel_width = 0;
-  // List: an element is list.size() blocks of `width` bytes, block i at list[i] (int32 where
-  // every displacement fits, which is the index lists of applications; else list64). A table
-  // entry is 16 bytes (displacement and node, layout.hpp); an index-list gather of 4-byte
-  // blocks then reads four times the metadata of the application's own loop over an int array
-  // (SPECFEM3D_oc: 0.82 of the hand loop at 2932fb6). The plan keeps the list as the loop needs it.
+  // List: an element is the root table's entries, entry i at list[i] (int32 where every
+  // displacement fits, which is the index lists of applications; else list64), cut into
+  // segments: runs of entries that are one block (width > 0), and single entries of any other
+  // node (width 0: walked). One segment of blocks is a uniform list, which any byte range can
+  // seek by division (`width` is then its block width). A table entry is 16 bytes
+  // (displacement and node, layout.hpp): an index-list gather of 4-byte blocks read four times
+  // the metadata of the application's own loop over an int array (SPECFEM3D_oc: 0.82 of the
+  // hand loop at 2932fb6), and checked the node of every entry. The plan keeps the list as the
+  // loop needs it.
+  struct Segment {
+    int64_t first, count, width, node;
+  };
+  std::vector<Segment> segments;
   std::vector<int32_t> list;
   std::vector<int64_t> list64;
+  bool uniform_list() const { return segments.size() == 1 && segments[0].width > 0; }
   // Packing tiny blocks that lie close together (width < stride <= 8): one 16-byte load, a byte
   // shuffle and one store move 16 / stride blocks (SSSE3, where the CPU has it). Chosen for the
   // innermost stride a call will see: the nest's, or for a nest of one block, the extent.
