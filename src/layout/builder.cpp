@@ -152,8 +152,8 @@ Placed Builder::import(const Layout& src) {
   auto memo = imported_.find(&src);
   if (memo != imported_.end()) return memo->second;
   const size_t mi = maps_.size();
-  maps_.emplace_back(src.nodes.size());
-  std::vector<int64_t>& map = maps_.back();  // (maps_ does not grow until this import ends)
+  maps_.resize(mi + src.nodes.size());
+  int64_t* map = maps_.data() + mi;  // (maps_ does not grow until this import ends)
   for (size_t i = 0; i < src.nodes.size(); ++i) {
     Node n = src.nodes[i];
     uint64_t h = kSeed;
@@ -449,7 +449,7 @@ Placed Builder::seq(std::vector<Placed> items) {
             }
           } else {  // a shared table: this is the one copy of it
             const Shared& sh = shared_[~n.child];
-            const int64_t* map = maps_[sh.map].data();
+            const int64_t* map = maps_.data() + sh.map;
             for (const Entry* e = sh.entries; e != sh.entries + n.count; ++e) {
               Placed& f = flat.emplace_back();
               f.disp = ck.add(it.disp, e->disp);

@@ -58,21 +58,22 @@ class Builder {
     if (n.child >= 0) return entries_[n.child + k];
     const Shared& s = shared_[~n.child];
     const Entry& e = s.entries[k];
-    return {e.disp, maps_[s.map][e.node]};
+    return {e.disp, maps_[s.map + e.node]};
   }
   // seq-period: items as repetitions of a short pattern, or an empty Placed.
   Placed period(const std::vector<Placed>& items);
   // node as n copies of child at a stride: a VEC, or a pair SEQ of one node (vec-2).
   bool as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const;
   // A table of an imported layout, read in place: a Seq node whose child is ~i refers to
-  // shared_[i]. Its entries name nodes in the source's numbering, which maps_[map] translates.
+  // shared_[i]. Its entries name nodes in the source's numbering: source node j is node
+  // maps_[map + j] here.
   struct Shared {
     const Entry* entries;
     size_t map;
   };
   std::vector<Node> nodes_;
   std::vector<Shared> shared_;
-  std::vector<std::vector<int64_t>> maps_;  // per imported layout: its node i is node map[i] here
+  std::vector<int64_t> maps_;  // the imported layouts' node translations, one after another
   std::vector<Entry> entries_;
   std::vector<int64_t> prefix_;  // parallel to entries_
   std::vector<int> depth_;
