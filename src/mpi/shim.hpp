@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ddtkit.h"
+#include "util/buffer_pool.hpp"
 
 namespace ddtmpi {
 
@@ -36,7 +37,7 @@ uint64_t handle_key(Handle h) {
 // DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
 // DDTKIT_PASS_BLOCK=B (MPICH only): messages of 64 KiB and more of monotone types whose mean
 //   contiguous piece is at least B bytes go to the MPI as they are (default 2048; 0: never).
-//   See side.cpp.
+//   See pass.cpp.
 // DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
 bool disabled();
 bool verbose();
@@ -77,21 +78,9 @@ TypeRef lookup(MPI_Datatype dt);
 void on_commit(MPI_Datatype dt);
 void on_free(MPI_Datatype dt);
 
-// A byte buffer from a pool of reused allocations (size classes of powers of two).
-class Buffer {
- public:
-  Buffer() = default;
-  explicit Buffer(int64_t bytes);
-  Buffer(Buffer&& o) noexcept : p_(o.p_), cap_(o.cap_) { o.p_ = nullptr, o.cap_ = 0; }
-  Buffer& operator=(Buffer&& o) noexcept;
-  ~Buffer();
-  char* data() const { return p_; }
-  bool ok() const { return p_ != nullptr; }
-
- private:
-  char* p_ = nullptr;
-  int64_t cap_ = 0;
-};
+// Staging memory: a buffer from the process-wide pool of reused allocations
+// (src/util/buffer_pool.hpp), which the intra-node runtime shares.
+using Buffer = ddt::PooledBuffer;
 
 // One side of a data movement, as the interposer performs it: (buf, count, type) becomes
 // (data, bytes, MPI_BYTE) where the type is Contig or Pack; otherwise (predefined or
@@ -147,15 +136,19 @@ int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st);
 void adopt(MPI_Request req, PendingRef p);
 void progress_adopted(bool wait);
 
-// MPICH: whether large messages of this type may go to the MPI as they are (the part of the
-// rule that depends on the type only; side.cpp adds the message's size and disjointness).
+// The pass rule (pass.cpp). MPICH: whether large messages of this type may go to the MPI as
+// they are (the part of the rule that depends on the type only).
 bool large_pass_candidate(const TypeInfo& info);
+// Whether count elements of a Pack type go to the MPI as they are: a candidate type, a message
+// of 64 KiB or more, and elements that share no byte. count * info.size must not overflow.
+bool pass_as_is(const TypeInfo& info, int64_t count);
 
 // The first of two MPI return codes that is an error.
 inline int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
-// An error raised the way the MPI would raise it: through the communicator's error handler.
+// An error raised the way the MPI would raise it: through the communicator's error handler
+// (errors.cpp).
 int raise(MPI_Comm comm, int code);
-// ddtkit error code -> MPI error class.
+// ddtkit error code -> MPI error class (errors.cpp).
 int mpi_error(int ddt_code);
 
 }  // namespace ddtmpi
