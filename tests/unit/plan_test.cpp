@@ -212,6 +212,28 @@ TEST(Executors, ShuffleGatherOfTinyBlocks) {
   munmap(map, 2 * page);
 }
 
+// One page mapped at least 8 GiB away from near (tried at several distances; pages stay mapped
+// for the test program's life), or null.
+char* far_page(const void* near) {
+  static char* page = nullptr;
+  const auto distance = [&](const void* p) {
+    const intptr_t d = reinterpret_cast<intptr_t>(p) - reinterpret_cast<intptr_t>(near);
+    return d < 0 ? -d : d;
+  };
+  if (page && distance(page) < (intptr_t{8} << 30)) page = nullptr;  // near this array: another one
+  if (!page) {  // where the kernel puts mappings (below the stack) is usually far from the heap
+    void* p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED && distance(p) >= (intptr_t{8} << 30)) page = static_cast<char*>(p);
+    else if (p != MAP_FAILED) munmap(p, 4096);
+  }
+  for (uintptr_t gib = 8; !page && gib <= 1024; gib *= 2) {
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(near) + (gib << 30)) & ~uintptr_t{0xfff};
+    void* p = mmap(reinterpret_cast<void*>(at), 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != MAP_FAILED) page = static_cast<char*>(p);
+  }
+  return page;
+}
+
 // List plans (a long table of blocks of one width): 32-bit displacements, and 64-bit ones
 // (absolute addresses with a NULL buffer), several elements, partial ranges, pack and unpack.
 TEST(Executors, ListsOfOneWidth) {
@@ -232,14 +254,15 @@ TEST(Executors, ListsOfOneWidth) {
     while (has_run());
     for (int64_t i = 0; i < n; ++i) d[i] = slots[i];
     for (bool absolute : {false, true}) {
-      // Absolute: the first block lives on the stack, far (more than 2^31 bytes) from the heap
-      // array that holds the others, so the displacements need 64 bits.
-      char on_stack[128];
-      for (int64_t i = 0; i < w; ++i) on_stack[i] = arr[d[0] + i];
+      // Absolute: the first block lives in a page mapped 8 GiB or more from the array that holds
+      // the others, so the displacements need 64 bits.
+      char* far = far_page(arr.data());
+      ASSERT_NE(far, nullptr) << "no page could be mapped 8 GiB or more from the heap";
+      for (int64_t i = 0; i < w; ++i) far[i] = arr[d[0] + i];
       std::vector<int64_t> ds = d;
       if (absolute) {
         for (int64_t& x : ds) x += static_cast<int64_t>(reinterpret_cast<uintptr_t>(arr.data()));
-        ds[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(on_stack));
+        ds[0] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(far));
       }
       ddt_type t, r;
       ASSERT_EQ(ddt_type_hindexed_block(n, w, ds.data(), DDT_BYTE, &t), DDT_SUCCESS);
