@@ -407,7 +407,7 @@ int main(int argc, char** argv) {
   opt.allow_overlap = false;  // a receive into overlapping entries has no defined result
   int64_t skipped = 0;
   {  // FFT2D's shape with 2 KiB rows (elements interleave): large messages of it go to MPICH as
-     // they are (src/mpi/side.cpp), so this checks that path too.
+     // they are (src/mpi/pass.cpp), so this checks that path too.
     auto c2 = std::make_shared<TNode>();
     c2->kind = TNode::Contig, c2->count = 2;
     c2->kids = {std::make_shared<TNode>()};
