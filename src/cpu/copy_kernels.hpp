@@ -16,6 +16,7 @@
 // (2 x payload) predicts ~0.67. A per-width alternative (memcpy per block, SIMD gathers for
 // 1-8 B) has not been measured yet; that is the next experiment for the small widths.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -102,6 +103,19 @@ inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, in
   }
 }
 
+// Dispatches a run of equal blocks to its kernel: the fixed widths are the plan's list.
+template <bool Gather>
+inline void run_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+  switch (w) {
+#define DDT_CASE_(W) \
+  case W: return strided_blocks<Gather, W>(seq, p, stride, w, count);
+    DDT_KERNEL_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
+    default:
+      return strided_blocks<Gather, 0>(seq, p, stride, w, count);
+  }
+}
+
 // Gather or scatter of table entries e[0..) that all are block `node` of width W, at most max of
 // them; stops at the first entry of another node and returns how many it moved. Finding the run
 // and moving it is one pass over the entries.
@@ -155,9 +169,9 @@ constexpr int64_t kPrefetchBytes = 4096;  // how far ahead, in source bytes, a s
 
 inline void stream_copy_sse(char* d, const char* s, int64_t n) {
 #if defined(__SSE2__)
-  int64_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+  int64_t head = (64 - (reinterpret_cast<uintptr_t>(d) & 63)) & 63;  // whole lines stream, or none of a line
   if (head > n) head = n;
-  small_copy(d, s, head);
+  if (head) small_copy(d, s, head);
   d += head, s += head, n -= head;
   for (; n >= 64; n -= 64, d += 64, s += 64) {
     __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
@@ -169,9 +183,7 @@ inline void stream_copy_sse(char* d, const char* s, int64_t n) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
     _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
   }
-  for (; n >= 16; n -= 16, d += 16, s += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
-  small_copy(d, s, n);
+  if (n) small_copy(d, s, n);  // the last partial line: ordinary stores
 #else
   any_copy(d, s, n);
 #endif
@@ -181,9 +193,9 @@ inline void stream_copy_sse(char* d, const char* s, int64_t n) {
 // The same with 32-byte moves, for machines with AVX2 (chosen at run time: the library is built
 // for the baseline x86-64, and the target attribute confines AVX2 to this function).
 __attribute__((target("avx2"))) inline void stream_copy_avx2(char* d, const char* s, int64_t n) {
-  int64_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
+  int64_t head = (64 - (reinterpret_cast<uintptr_t>(d) & 63)) & 63;  // whole lines stream, or none of a line
   if (head > n) head = n;
-  any_copy(d, s, head);
+  if (head) small_copy(d, s, head);
   d += head, s += head, n -= head;
   for (; n >= 64; n -= 64, d += 64, s += 64) {
     __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
@@ -191,9 +203,7 @@ __attribute__((target("avx2"))) inline void stream_copy_avx2(char* d, const char
     _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
     _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
   }
-  for (; n >= 32; n -= 32, d += 32, s += 32)
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
-  small_copy(d, s, n);
+  if (n) small_copy(d, s, n);  // the last partial line: ordinary stores
 }
 inline bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
@@ -218,42 +228,127 @@ inline void stream_fence() {
 // (bench sweep, 64 MiB payload, stride 2 x block, fraction of memcpy): 64 B blocks 0.45-0.64 ->
 // 0.83-0.92 and 64 KiB blocks -> 0.92-1.18 with streaming; below 64 B a stream store covers less
 // than a line.
-// count blocks of width w at a stride, streaming. The loop is compiled once for AVX2 and once
-// for the baseline, and chosen once per run: an AVX2 copy called per block from baseline code
-// could not be inlined, and a call per 64-byte block costs as much as the block. The strided
-// source of a gather is prefetched kPrefetchBytes ahead for blocks under kPrefetchMaxWidth: above
-// that the hardware prefetcher has a whole block to train on, and the extra instructions cost
-// (probe: 64 KiB blocks 1.06-1.20 of memcpy without, 0.82-0.94 with).
+//
+// The strided source of a gather is prefetched kPrefetchBytes ahead for blocks under
+// kPrefetchMaxWidth: above that the hardware prefetcher has a whole block to train on, and the
+// extra instructions cost (probe: 64 KiB blocks 1.06-1.20 of memcpy without, 0.82-0.94 with).
 constexpr int64_t kPrefetchMaxWidth = int64_t{16} << 10;
 
-template <bool Gather, bool Wide>
-inline void stream_blocks_loop(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-  const int64_t ahead = w < kPrefetchMaxWidth ? (kPrefetchBytes > w ? kPrefetchBytes / w : 1) : 0;
-  for (int64_t i = 0; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride)) {
-    char* strided = reinterpret_cast<char*>(p);
-#if defined(__SSE2__)
-    if (Gather && ahead && i + ahead < count) {  // the source block `ahead` blocks on, one touch per line
-      const char* next = reinterpret_cast<const char*>(p + static_cast<uintptr_t>(ahead * stride));
-      for (int64_t k = 0; k < w; k += 64) _mm_prefetch(next + k, _MM_HINT_T0);
-    }
-#endif
-    char* d = Gather ? seq : strided;
-    const char* s = Gather ? strided : seq;
+// Scatter (unpack) with streaming stores: each destination block streams its whole lines.
+// Wide: with 32-byte streaming stores (the caller checked have_avx2). The AVX2 copy stays a call
+// per block or per staged buffer: GCC does not inline target-specific code into these templates.
+// Measured at 64-byte blocks into an aligned output: 0.80 of memcpy, against 1.0 for the same
+// loop with the copy inlined; the empty head and tail copies it skips cost another 0.07.
+template <bool Wide>
+inline void stream_line_copy(char* d, const char* s, int64_t n) {
 #if defined(__x86_64__)
-    if (Wide) {
-      stream_copy_avx2(d, s, w);
-      continue;
-    }
+  if (Wide) return stream_copy_avx2(d, s, n);
 #endif
-    stream_copy_sse(d, s, w);
-  }
+  stream_copy_sse(d, s, n);
 }
 
+template <bool Wide>
+inline void stream_scatter_loop(const char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+  for (int64_t i = 0; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride))
+    stream_line_copy<Wide>(reinterpret_cast<char*>(p), seq, w);
+}
+
+// Gather (pack) with streaming stores. The output is one contiguous run, but its lines straddle
+// two blocks wherever the blocks do not fall on line boundaries of the output (a width that is
+// not a multiple of 64, or an output that malloc placed 16 bytes past a page): streaming each
+// block's aligned middle would leave every such line part plain, part streamed, which costs a
+// read-for-ownership and a partial write-combining flush per line (64 B blocks into an output 16
+// bytes off a line: 0.61 of memcpy). So the output is only ever written in whole aligned lines
+// (the run's first and last partial lines aside, with ordinary stores). Where every block is
+// whole lines of the output (a width that is a multiple of 64 into a line-aligned output, as a
+// staging buffer of the runtime's pool is), each block streams as it is; otherwise in one of two
+// ways:
+//   * blocks under kStageMaxWidth are gathered by ordinary moves into a line-aligned 4 KiB
+//     staging buffer that stays in L1, which then streams out (64 B: 0.61 -> 0.76);
+//   * wider blocks stream their inside lines straight from the source, and only the one line
+//     per block that straddles two blocks is assembled in a 64-byte buffer (4 KiB blocks: 0.97;
+//     staged, the extra pass through L1 cost them 0.61).
+constexpr int64_t kStageMaxWidth = 1024;
+
+template <bool Wide>
+inline void stream_gather_loop(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+  const int64_t ahead = w < kPrefetchMaxWidth ? (kPrefetchBytes > w ? kPrefetchBytes / w : 1) : 0;
+  int64_t i = 0, off = 0;  // the next stream byte: byte off of block i
+  const auto source = [&] {
+    return reinterpret_cast<const char*>(p + static_cast<uintptr_t>(i * stride) + static_cast<uintptr_t>(off));
+  };
+  const auto step = [&](int64_t k) {  // k bytes of block i consumed; at a block start, prefetch ahead
+    off += k;
+    if (off < w) return;
+    off = 0, ++i;
+#if defined(__SSE2__)
+    if (ahead && i + ahead < count) {  // the source block `ahead` blocks on, a touch per line
+      const char* next = reinterpret_cast<const char*>(p + static_cast<uintptr_t>((i + ahead) * stride));
+      for (int64_t l = 0; l < w; l += 64) _mm_prefetch(next + l, _MM_HINT_T0);
+    }
+#endif
+  };
+  const auto take = [&](char* dst, int64_t n) {  // the next n stream bytes into dst, ordinary moves
+    while (n > 0) {
+      const int64_t k = std::min(w - off, n);
+      any_copy(dst, source(), k);
+      dst += k, n -= k;
+      step(k);
+    }
+  };
+  int64_t left = w * count;
+  if (w % 64 == 0 && (reinterpret_cast<uintptr_t>(seq) & 63) == 0) {  // every block is whole output lines
+    for (; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride)) {  // a plain loop: no lambda per block
+#if defined(__SSE2__)
+      if (ahead && i + ahead < count) {
+        const char* next = reinterpret_cast<const char*>(p + static_cast<uintptr_t>(ahead * stride));
+        for (int64_t l = 0; l < w; l += 64) _mm_prefetch(next + l, _MM_HINT_T0);
+      }
+#endif
+      stream_line_copy<Wide>(seq, reinterpret_cast<const char*>(p), w);
+    }
+    return;
+  }
+  const int64_t head = std::min<int64_t>(left, (64 - (reinterpret_cast<uintptr_t>(seq) & 63)) & 63);
+  take(seq, head);
+  seq += head, left -= head;
+  if (w < kStageMaxWidth) {
+    constexpr int64_t kStage = 4096;
+    alignas(64) char stage[kStage];
+    for (; left >= 64;) {
+      const int64_t n = std::min(kStage, left & ~int64_t{63});
+      take(stage, n);
+      stream_line_copy<Wide>(seq, stage, n);
+      seq += n, left -= n;
+    }
+  } else {
+    alignas(64) char line[64];
+    while (left >= 64) {
+      const int64_t inside = std::min(w - off, left) & ~int64_t{63};  // whole lines within block i
+      if (inside > 0) {
+        stream_line_copy<Wide>(seq, source(), inside);
+        step(inside);
+        seq += inside, left -= inside;
+        continue;
+      }
+      take(line, 64);  // the line across two blocks
+      stream_line_copy<Wide>(seq, line, 64);
+      seq += 64, left -= 64;
+    }
+  }
+  take(seq, left);
+}
+
+// count blocks of width w at a stride, streaming; the AVX2 or the baseline loops, chosen once
+// per run (an AVX2 copy called per block from baseline code cannot be inlined).
 #if defined(__x86_64__)
 template <bool Gather>
 __attribute__((target("avx2"))) inline void stream_blocks_avx2(char* seq, uintptr_t p, int64_t stride, int64_t w,
                                                                int64_t count) {
-  stream_blocks_loop<Gather, true>(seq, p, stride, w, count);
+  if (Gather)
+    stream_gather_loop<true>(seq, p, stride, w, count);
+  else
+    stream_scatter_loop<true>(seq, p, stride, w, count);
 }
 #endif
 
@@ -262,7 +357,10 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
 #if defined(__x86_64__)
   if (have_avx2()) return stream_blocks_avx2<Gather>(seq, p, stride, w, count);
 #endif
-  stream_blocks_loop<Gather, false>(seq, p, stride, w, count);
+  if (Gather)
+    stream_gather_loop<false>(seq, p, stride, w, count);
+  else
+    stream_scatter_loop<false>(seq, p, stride, w, count);
 }
 
 #if defined(__x86_64__)
@@ -298,17 +396,5 @@ inline bool have_ssse3() {
 }
 #endif
 
-// Dispatches a run of equal blocks to its kernel: the fixed widths are the plan's list.
-template <bool Gather>
-inline void run_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-  switch (w) {
-#define DDT_CASE_(W) \
-  case W: return strided_blocks<Gather, W>(seq, p, stride, w, count);
-    DDT_KERNEL_WIDTHS(DDT_CASE_)
-#undef DDT_CASE_
-    default:
-      return strided_blocks<Gather, 0>(seq, p, stride, w, count);
-  }
-}
 
 }  // namespace ddt

@@ -140,10 +140,13 @@ TEST(Executors, StreamingStoresMoveTheSameBytes) {
     for (int64_t shift : {0, 1, 7}) {
       const char* in = src.data() + shift;
       const std::vector<char> want = gather(in, count, bl, st);
-      std::vector<char> out(want.size() + 8, 0);
+      std::vector<char> out(want.size() + 128, 0);
+      char* line = out.data() + 64 - (reinterpret_cast<uintptr_t>(out.data()) & 63);  // line-aligned, a byte or more in
       int64_t n;
-      ASSERT_EQ(ddt_pack(in, 1, v, 0, out.data() + shift, want.size(), &n), DDT_SUCCESS);
-      EXPECT_EQ(0, std::memcmp(out.data() + shift, want.data(), want.size())) << bl << " " << shift;
+      ASSERT_EQ(ddt_pack(in, 1, v, 0, line + shift, want.size(), &n), DDT_SUCCESS);
+      EXPECT_EQ(0, std::memcmp(line + shift, want.data(), want.size())) << bl << " " << shift;
+      EXPECT_EQ(line[-1], 0);  // neighbours untouched
+      EXPECT_EQ(line[shift + want.size()], 0);
       const int64_t off = 12345;  // a partial range that is still past the threshold
       std::fill(out.begin(), out.end(), 0);
       ASSERT_EQ(ddt_pack(in, 1, v, off, out.data(), want.size() - off, &n), DDT_SUCCESS);
