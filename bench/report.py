@@ -116,10 +116,12 @@ def main():
                 md.append(f"| {case} | {op} | {fmt(gmean(m.get('MPICH', [])))} | {fmt(gmean(m.get('Open MPI', [])))} | "
                           f"{fmt(g)} | {fmt(gm)} |")
             G = gmean(faster_all)
-            targets.append((f"DDTBench {op}: geometric mean over kernels, speedup vs the faster MPI >= 3x",
-                            f"{G:.2f}x", "", G >= 3))
-            targets.append((f"DDTBench {op}: every kernel >= 1.2x vs the faster MPI", f"worst {worst:.2f}x", "", worst >= 1.2))
-            targets.append((f"DDTBench {op}: no kernel slower than its hand-written loop", f"worst {worst_manual:.2f}x", "",
+            # Issue 9: the geometric mean is reported (its 3x target was withdrawn); every kernel
+            # at least level with each MPI and with its own loop.
+            targets.append((f"DDTBench {op}: geometric mean over kernels, speedup vs the faster MPI (reported)",
+                            f"{G:.2f}x", "", None))
+            targets.append((f"DDTBench {op}: every kernel >= 1.0x each MPI", f"worst {worst:.2f}x", "", worst >= 1.0))
+            targets.append((f"DDTBench {op}: every kernel >= 1.0x its hand-written loop", f"worst {worst_manual:.2f}x", "",
                             worst_manual >= 1.0))
         md.append("")
 
@@ -153,22 +155,38 @@ def main():
         sweep_target("2 MiB", lambda b: b == 64, 0.8, "Vector sweep in cache: >= 0.8 of memcpy at 64 B")
         sweep_target("2 MiB", lambda b: b == 8, 0.5, "Vector sweep in cache: >= 0.5 of memcpy at 8 B")
         sweep_target("64 MiB", lambda b: b >= 64, 0.9, "Vector sweep out of cache: >= 0.9 of memcpy for blocks >= 64 B")
+        # Issue 9: at least level with both MPIs on every cell (each ratio from its own process).
+        vs = [(k, l, p["ddtkit"] / p["mpi"]) for k, v in sweep.items() for l, p in v.items() if p.get("mpi")]
+        if vs:
+            k, l, r = min(vs, key=lambda x: x[2])
+            targets.append(("Vector sweep: >= 1.0x both MPIs on every cell", f"worst {r:.2f}x ({l}, {k[0]} {k[1]} {k[2]} B)",
+                            "", r >= 1.0))
 
     # ---- partial ----------------------------------------------------------------------------------
     part = []
+    sizes = {(r["case"], r["params"]): r["bytes"] for rs in rows.values() for r in rs if r["suite"] == "partial"}
     for (suite, case, params, op), m in any_idx.items():
         if suite == "partial":
-            part.append((case, params, m["whole"] / m["pieces 4 KiB"], m["whole"] / m["pieces 64 KiB"]))
+            n = sizes.get((case, params), 0)
+            # A stream no longer than a piece is packed by one call, the same call as the whole
+            # pack: its ratio measures only the clock, so it is shown as such and not judged.
+            r4 = m["whole"] / m["pieces 4 KiB"] if n > 4096 else None
+            r64 = m["whole"] / m["pieces 64 KiB"] if n > 65536 else None
+            part.append((case, params, r4, r64))
     if part:
         md += ["## Partial packing", "", "Whole-pack throughput kept when packing in order in pieces (each piece a call "
-               "that starts with a seek). MPI's API has no byte-range pack, so there is no MPI peer here.", "",
+               "that starts with a seek). MPI's API has no byte-range pack, so there is no MPI peer here. A stream no "
+               "longer than the piece is one call identical to the whole pack (shown as 'one call').", "",
                "| case | params | 4 KiB pieces | 64 KiB pieces |", "|---|---|---|---|"]
         for p in sorted(part):
-            md.append(f"| {p[0]} | {p[1]} | {p[2]:.2f} | {p[3]:.2f} |")
+            md.append(f"| {p[0]} | {p[1]} | {'one call' if p[2] is None else f'{p[2]:.2f}'} | "
+                      f"{'one call' if p[3] is None else f'{p[3]:.2f}'} |")
         md.append("")
-        w = min(part, key=lambda p: p[3])
-        targets.append(("Partial packing in 64 KiB pieces: >= 0.9 of whole-pack throughput",
-                        f"worst {w[3]:.2f} ({w[0]} {w[1]})", "", w[3] >= 0.9))
+        judged = [p for p in part if p[3] is not None]
+        if judged:
+            w = min(judged, key=lambda p: p[3])
+            targets.append(("Partial packing in 64 KiB pieces: >= 0.9 of whole-pack throughput (streams over 64 KiB)",
+                            f"worst {w[3]:.2f} ({w[0]} {w[1]}; {len(judged)} cases)", "", w[3] >= 0.9))
 
     # ---- portability --------------------------------------------------------------------------------
     port = defaultdict(lambda: defaultdict(dict))  # (layout, params) -> who -> construction -> ns
@@ -199,6 +217,13 @@ def main():
             targets.append(("Portability: max/min across constructions <= 1.10 (MPICH-run timing)", f"worst {worst[0]:.2f} ({l} {p}); "
                             f"Open MPI run: {fmt(r.get('ddtkit@Open MPI'))}",
                             ", ".join(f"{k} {fmt(v)}" for k, v in r.items() if not k.startswith("ddtkit")), worst[0] <= 1.10))
+        # Issue 9: in both processes' runs.
+        both = [(max(v.values()) / min(v.values()), lp, w) for lp, who in port.items() for w, v in who.items()
+                if w.startswith("ddtkit@")]
+        if both:
+            r, (l, p), w = max(both, key=lambda x: x[0])
+            targets.append(("Portability: max/min <= 1.10 in both processes' runs", f"worst {r:.2f} ({l} {p}, {w[7:]} run)", "",
+                            r <= 1.10))
 
     # ---- commit ---------------------------------------------------------------------------------------
     com = []
@@ -229,8 +254,9 @@ def main():
 
     inter = interposer(md, targets)
 
-    summary = ["## Summary: targets of issues 3 and 4", "", "| target | measured | peers | met |", "|---|---|---|---|"]
-    summary += [f"| {t} | {m} | {p} | {'yes' if ok else '**NO**'} |" for t, m, p, ok in targets]
+    summary = ["## Summary: targets of issue 9 (engine) and issue 4 (interposer)", "", "| target | measured | peers | met |",
+               "|---|---|---|---|"]
+    summary += [f"| {t} | {m} | {p} | {'—' if ok is None else 'yes' if ok else '**NO**'} |" for t, m, p, ok in targets]
     md[6:6] = summary + [""]
     with open(os.path.join(OUT, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
