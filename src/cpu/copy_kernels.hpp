@@ -91,9 +91,48 @@ inline void move_block(char* seq, char* at, int64_t w) {
   }
 }
 
-// count blocks of one width at a stride.
+#if defined(__x86_64__)
+// count blocks of a run-time width of at least 32 bytes at a stride, with 32-byte moves (four
+// per step, an overlapping move for the tail), the whole run in one AVX2 function. A memcpy call
+// per block pays its call and size dispatch every block; in cache (2 MiB, stride 2 x block,
+// fraction of memcpy) this loop moved 256 B 0.87 (memcpy per block 0.84), 512 B 0.95 (0.89),
+// 1 KiB 0.93 (0.86), 4 KiB 0.95 (0.91).
+template <bool Gather>
+__attribute__((target("avx2"))) inline void wide_blocks_avx2(char* seq, uintptr_t p, int64_t stride, int64_t w,
+                                                             int64_t count) {
+  for (int64_t i = 0; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride)) {
+    char* d = Gather ? seq : reinterpret_cast<char*>(p);
+    const char* s = Gather ? reinterpret_cast<const char*>(p) : seq;
+    int64_t k = 0;
+    for (; k + 128 <= w; k += 128) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k + 32));
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k + 64));
+      const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k + 96));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k), a);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k + 32), b);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k + 64), c);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k + 96), e);
+    }
+    for (; k + 32 <= w; k += 32)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k)));
+    if (k < w)  // the last 32 bytes again, overlapping what is already moved (w >= 32)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + w - 32), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + w - 32)));
+  }
+}
+inline bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
+// count blocks of one width at a stride; run-time widths of 128 bytes and more take the AVX2
+// loop where the CPU has it.
 template <bool Gather, int64_t W>
 inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+#if defined(__x86_64__)
+  if (W == 0 && w >= 128 && have_avx2()) return wide_blocks_avx2<Gather>(seq, p, stride, w, count);
+#endif
   const int64_t width = W ? W : w;
 #pragma GCC unroll 4
   for (int64_t i = 0; i < count; ++i) {
@@ -204,10 +243,6 @@ __attribute__((target("avx2"))) inline void stream_copy_avx2(char* d, const char
     _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
   }
   if (n) small_copy(d, s, n);  // the last partial line: ordinary stores
-}
-inline bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
 }
 #endif
 

@@ -364,3 +364,26 @@ TEST(Executors, SegmentedLists) {
   }
   for (ddt_type* t : {&a, &b, &v, &s, &r}) ddt_type_free(t);
 }
+
+// Run-time widths of 128 bytes and more take the 32-byte loop: widths that are and are not
+// multiples of 32, pack and unpack, the gaps left alone.
+TEST(Executors, WideBlocksInCache) {
+  for (int64_t bl : {128, 130, 200, 1000, 4099}) {
+    const int64_t count = 37, st = bl + 24;
+    std::vector<char> src(count * st + 64);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 13 + 5);
+    ddt_type v;
+    ASSERT_EQ(ddt_type_vector(count, bl, st, DDT_CHAR, &v), DDT_SUCCESS);
+    ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+    const std::vector<char> want = gather(src.data() + 3, count, bl, st);
+    std::vector<char> out(want.size());
+    int64_t n;
+    ASSERT_EQ(ddt_pack(src.data() + 3, 1, v, 0, out.data(), out.size(), &n), DDT_SUCCESS);
+    EXPECT_EQ(out, want) << bl;
+    std::vector<char> back(src.size(), 0x11), ref(src.size(), 0x11);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(ref.data() + 3 + i * st, want.data() + i * bl, bl);
+    ASSERT_EQ(ddt_unpack(want.data(), want.size(), back.data() + 3, 1, v, 0, &n), DDT_SUCCESS);
+    EXPECT_EQ(back, ref) << bl;
+    ddt_type_free(&v);
+  }
+}
