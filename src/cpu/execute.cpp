@@ -27,15 +27,19 @@ constexpr int64_t kLowAddresses = int64_t{64} << 10;
 // displacements), or wrap around? Addresses are computed modulo 2^64, as the walk computes them,
 // so a base that is itself far from any real address but whose displacements bring it back to
 // real ones (an absolute-address type from a shifted base) is fine.
+// In 64-bit unsigned arithmetic (every call pays for this check): stream() has checked that
+// (count - 1) * extent fits, and a length that overflows 64 bits is hostile anyway.
 inline bool hostile(const void* buf, int64_t count, ddt_type type) {
   if (count == 0 || type->size == 0) return false;
-  const __int128 span = static_cast<__int128>(count - 1) * type->extent();
-  const __int128 first = static_cast<__int128>(type->true_lb) + (span < 0 ? span : 0);
-  const unsigned __int128 len = static_cast<unsigned __int128>(type->true_ub - type->true_lb) +
-                                static_cast<unsigned __int128>(span < 0 ? -span : span);
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(static_cast<uint64_t>(first));
-  const uintptr_t top = UINTPTR_MAX - static_cast<uintptr_t>(kLowAddresses) + 1;  // the window below 2^64
-  return lo < static_cast<uintptr_t>(kLowAddresses) || lo >= top || len > static_cast<unsigned __int128>(top - lo);
+  const int64_t span = (count - 1) * type->extent();
+  const uint64_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb) +
+                      static_cast<uint64_t>(span < 0 ? span : 0);  // modulo 2^64
+  uint64_t len;
+  if (__builtin_add_overflow(static_cast<uint64_t>(type->true_ub - type->true_lb),
+                             span < 0 ? -static_cast<uint64_t>(span) : static_cast<uint64_t>(span), &len))
+    return true;
+  const uint64_t top = UINT64_MAX - static_cast<uint64_t>(kLowAddresses) + 1;  // the window below 2^64
+  return lo < static_cast<uint64_t>(kLowAddresses) || lo >= top || len > top - lo;
 }
 
 // A contiguous buffer of n bytes at p (the packed side): the same rule.
@@ -196,6 +200,7 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
       char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(lo));
       return Gather ? ddt::any_copy(seq, at, hi - lo) : ddt::any_copy(at, seq, hi - lo);
     }
+    if (count == 1 && lo == 0 && hi == p.size && ddt::small_nest<Gather>(p, base, seq)) return;
     if (count == 1) return ddt::nest<Gather>(p, ddt::view_of(p), base, lo, hi, seq);
     const ddt::NestShape x(p, count);
     return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq);

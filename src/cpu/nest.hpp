@@ -125,6 +125,30 @@ inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* s
     r.range(d, base, lo, hi);
 }
 
+// One whole element of a nest of one or two dimensions, not streamed and with no shuffle kernel:
+// the loops straight from the plan, with no view, no range cutting and no recursion. This is the
+// call DDTBench's small faces make (0.5-13 KB, a dozen to a few hundred rows), where the fixed
+// cost of a call is a large part of the whole.
+template <bool Gather, int64_t W>
+inline void plain_nest(const Plan& p, uintptr_t base, char* seq) {
+  if (p.dims == 1) return strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
+  const int64_t row = p.n[0] * p.width;
+  for (int64_t i = 0; i < p.n[1]; ++i, seq += row, base += static_cast<uintptr_t>(p.s[1]))
+    strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
+}
+
+template <bool Gather>
+inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
+  if (p.dims < 1 || p.dims > 2 || p.shuffle_stride || stream_stores(p.size, p.width)) return false;
+  switch (p.kernel_width) {
+#define DDT_CASE_(W) \
+  case W: plain_nest<Gather, W>(p, base, seq); return true;
+    DDT_KERNEL_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
+    default: plain_nest<Gather, 0>(p, base, seq); return true;
+  }
+}
+
 // The width dispatch, once per call: the plan's kernel width, or streaming stores.
 template <bool Gather>
 inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
