@@ -365,10 +365,10 @@ TEST(Executors, SegmentedLists) {
   for (ddt_type* t : {&a, &b, &v, &s, &r}) ddt_type_free(t);
 }
 
-// Run-time widths of 128 bytes and more take the 32-byte loop: widths that are and are not
-// multiples of 32, pack and unpack, the gaps left alone.
+// Run-time widths from 1 KiB to 8 KiB take the 32-byte loop (narrower ones memcpy): widths that
+// are and are not multiples of 32, pack and unpack, the gaps left alone.
 TEST(Executors, WideBlocksInCache) {
-  for (int64_t bl : {128, 130, 200, 1000, 4099}) {
+  for (int64_t bl : {128, 1000, 1024, 1030, 4099, 8191}) {
     const int64_t count = 37, st = bl + 24;
     std::vector<char> src(count * st + 64);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 13 + 5);
