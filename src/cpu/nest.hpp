@@ -57,8 +57,10 @@ struct NestRun {
   // count blocks at a stride: the shuffle kernel where the plan chose it for this stride.
   void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
 #if defined(__x86_64__)
-    if (Gather && shuf && stride == shuf->shuffle_stride && count > shuf->shuffle_blocks)
+    if (Gather && shuf && stride == shuf->shuffle_stride && count > shuf->shuffle_blocks) {
+      if (have_avx2()) clear_upper_state();  // its SSE code must not start on dirty AVX state
       return gather_shuffle(seq, p, stride, w, count, shuf->shuffle_mask, shuf->shuffle_blocks);
+    }
 #endif
     strided_blocks<Gather, W>(seq, p, stride, w, count);
   }
