@@ -72,30 +72,44 @@ bool list(const Layout& L, Plan& p) {
   const Node& x = L.nodes[L.root];
   if (x.kind != Kind::Seq || x.count <= kRowsMax) return false;
   const Entry* e = L.entries.data() + x.child;
-  bool fits = true;
-  int64_t blocks = 0;
+  // One pass: segments and the 32-bit displacements together (commit pays for this pass: tables
+  // of 10^4 entries are DDTBench's largest).
+  p.list.resize(x.count);
+  int32_t* out = p.list.data();
+  int64_t lo = INT64_MAX, hi = INT64_MIN, blocks = 0;
+  int64_t run_node = -1, run_count = 0;  // the block run being counted (-1: none)
+  const auto close_run = [&] {
+    if (run_node >= 0) p.segments.back().count = run_count;
+  };
   for (int64_t j = 0; j < x.count; ++j) {
-    fits = fits && e[j].disp >= INT32_MIN && e[j].disp <= INT32_MAX;
-    const bool block = L.nodes[e[j].node].kind == Kind::Block;
-    blocks += block;
-    if (block && !p.segments.empty() && p.segments.back().width > 0 && p.segments.back().node == e[j].node) {
-      ++p.segments.back().count;  // the run of this block goes on
+    const int64_t d = e[j].disp, node = e[j].node;
+    lo = std::min(lo, d), hi = std::max(hi, d);
+    out[j] = static_cast<int32_t>(d);  // rewritten below if some displacement does not fit
+    if (node == run_node) {  // the common case: the run of one block goes on
+      ++run_count;
       continue;
     }
-    p.segments.push_back({j, 1, block ? L.nodes[e[j].node].size : 0, e[j].node});
+    close_run();
+    const Node& n = L.nodes[node];
+    const bool block = n.kind == Kind::Block;
+    blocks += run_count;
+    run_node = block ? node : -1, run_count = block ? 1 : 0;
+    p.segments.push_back({j, 1, block ? n.size : 0, node});
   }
+  close_run();
+  blocks += run_count;
+  const bool fits = lo >= INT32_MIN && hi <= INT32_MAX;
   if (2 * blocks < x.count) {
     p.segments.clear();
+    p.list.clear();
     return false;
   }
-  if (p.uniform_list()) p.width = p.segments[0].width;
-  if (fits) {
-    p.list.resize(x.count);
-    for (int64_t j = 0; j < x.count; ++j) p.list[j] = static_cast<int32_t>(e[j].disp);
-  } else {
+  if (!fits) {
+    p.list.clear();
     p.list64.resize(x.count);
     for (int64_t j = 0; j < x.count; ++j) p.list64[j] = e[j].disp;
   }
+  if (p.uniform_list()) p.width = p.segments[0].width;
   return true;
 }
 
