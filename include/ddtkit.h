@@ -32,7 +32,9 @@ enum {
   DDT_ERR_SIZE_MISMATCH = 10, /* ddt_copy with different packed sizes */
   DDT_ERR_CORRUPT = 11,   /* serialized bytes that fail validation */
   DDT_ERR_VERSION = 12,   /* serialized by an incompatible format version */
-  DDT_ERR_PREDEFINED = 13 /* operation not allowed on a predefined type (e.g. set_bounds) */
+  DDT_ERR_PREDEFINED = 13, /* operation not allowed on a predefined type (e.g. set_bounds) */
+  DDT_ERR_COMM = 14,      /* runtime: not in a job started by `ddtkit run`, or not initialised */
+  DDT_ERR_PEER = 15       /* runtime: a peer process of the operation has died */
 };
 
 /* ---- predefined types ------------------------------------------------------------------ */
@@ -199,6 +201,34 @@ int ddt_type_serialize(ddt_type type, void *buf, int64_t bufsize, int64_t *neede
 int ddt_type_deserialize(const void *buf, int64_t size, ddt_type *newtype);
 int ddt_type_describe(ddt_type type, char *buf, int64_t bufsize);
 const char *ddt_error_string(int code);
+
+/* ---- intra-node runtime (src/shm/) --------------------------------------------------------
+ * The processes of one node started by `ddtkit run -n N prog args` exchange messages of
+ * (buffer, count, type) with MPI's point-to-point semantics: matching by source and tag (with
+ * wildcards), messages between one pair never overtake each other, a receive takes any type whose
+ * packed size is at least the message's (a longer message is DDT_ERR_TRUNCATE, its first bytes
+ * delivered). Small messages are packed straight into a shared cell and unpacked from it; large
+ * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own
+ * (one copy, process_vm_readv driven by both layouts), or, where that is not permitted, through
+ * pipelined shared cells. DDTKIT_MECH=cma|pipe forces one. A peer that dies makes the operations
+ * waiting on it fail with DDT_ERR_PEER. Not thread-safe: one thread per process calls these. */
+typedef struct ddt_request_s *ddt_request;
+#define DDT_REQUEST_NULL ((ddt_request)0)
+typedef struct { int source, tag, error; int64_t bytes; } ddt_status;
+#define DDT_ANY_SOURCE (-1)
+#define DDT_ANY_TAG (-1)
+int ddt_comm_init(void); /* joins the job started by `ddtkit run` */
+int ddt_comm_finalize(void);
+int ddt_comm_rank(int *rank);
+int ddt_comm_size(int *size);
+int ddt_comm_send(const void *buf, int64_t count, ddt_type type, int dest, int tag);
+int ddt_comm_recv(void *buf, int64_t count, ddt_type type, int source, int tag, ddt_status *status); /* status may be NULL */
+int ddt_comm_isend(const void *buf, int64_t count, ddt_type type, int dest, int tag, ddt_request *req);
+int ddt_comm_irecv(void *buf, int64_t count, ddt_type type, int source, int tag, ddt_request *req);
+int ddt_comm_wait(ddt_request *req, ddt_status *status);      /* sets *req to DDT_REQUEST_NULL */
+int ddt_comm_test(ddt_request *req, int *done, ddt_status *status);
+int ddt_comm_waitall(int n, ddt_request reqs[], ddt_status statuses[]); /* statuses may be NULL */
+int ddt_comm_barrier(void);
 
 #ifdef __cplusplus
 }

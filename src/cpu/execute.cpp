@@ -6,6 +6,7 @@
 
 #include "cpu/copy_kernels.hpp"
 #include "cpu/cursor.hpp"
+#include "cpu/hostile.hpp"
 #include "cpu/list.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/walk.hpp"
@@ -14,39 +15,6 @@
 #include "util/guarded.hpp"
 
 namespace {
-
-// The first 64 KiB of the address space are never mapped (Linux's vm.mmap_min_addr, 4 KiB at
-// least, 64 KiB by default): a range that reaches into them comes from a NULL or near-NULL base
-// with relative displacements, and faulting on it inside the walk would be a crash, not an
-// error. Absolute-address types used with a NULL buffer (MPI_BOTTOM) touch real addresses and
-// pass.
-constexpr int64_t kLowAddresses = int64_t{64} << 10;
-
-// Do the bytes of count elements of type at buf (true bounds, every element) reach within
-// 64 KiB of address 0 on either side (a NULL base with small positive or negative
-// displacements), or wrap around? Addresses are computed modulo 2^64, as the walk computes them,
-// so a base that is itself far from any real address but whose displacements bring it back to
-// real ones (an absolute-address type from a shifted base) is fine.
-// In 64-bit unsigned arithmetic (every call pays for this check): stream() has checked that
-// (count - 1) * extent fits, and a length that overflows 64 bits is hostile anyway.
-inline bool hostile(const void* buf, int64_t count, ddt_type type) {
-  if (count == 0 || type->size == 0) return false;
-  const int64_t span = (count - 1) * type->extent();
-  const uint64_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb) +
-                      static_cast<uint64_t>(span < 0 ? span : 0);  // modulo 2^64
-  uint64_t len;
-  if (__builtin_add_overflow(static_cast<uint64_t>(type->true_ub - type->true_lb),
-                             span < 0 ? -static_cast<uint64_t>(span) : static_cast<uint64_t>(span), &len))
-    return true;
-  const uint64_t top = UINT64_MAX - static_cast<uint64_t>(kLowAddresses) + 1;  // the window below 2^64
-  return lo < static_cast<uint64_t>(kLowAddresses) || lo >= top || len > top - lo;
-}
-
-// A contiguous buffer of n bytes at p (the packed side): the same rule.
-bool hostile(const void* p, int64_t n) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  return n > 0 && a < static_cast<uintptr_t>(kLowAddresses);
-}
 
 // Validates (type, count, offset) for data movement and returns the stream length.
 int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
@@ -240,7 +208,7 @@ int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, 
   if (int e = stream(type, incount, offset, &total)) return e;
   if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
   const int64_t n = std::min(outsize, total - offset);
-  if (n > 0 && (hostile(inbuf, incount, type) || hostile(outbuf, n))) return DDT_ERR_ARG;
+  if (n > 0 && (ddt::hostile(inbuf, incount, type) || ddt::hostile(outbuf, n))) return DDT_ERR_ARG;
   return ddt::guarded([&] {
     move<true>(type, incount, reinterpret_cast<uintptr_t>(inbuf), offset, offset + n, static_cast<char*>(outbuf));
     if (n >= ddt::kStreamBytes) ddt::stream_fence();
@@ -255,7 +223,7 @@ int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount
   if (int e = stream(type, outcount, offset, &total)) return e;
   if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
   if (insize > total - offset) return DDT_ERR_TRUNCATE;
-  if (insize > 0 && (hostile(outbuf, outcount, type) || hostile(inbuf, insize))) return DDT_ERR_ARG;
+  if (insize > 0 && (ddt::hostile(outbuf, outcount, type) || ddt::hostile(inbuf, insize))) return DDT_ERR_ARG;
   return ddt::guarded([&] {
     move<false>(type, outcount, reinterpret_cast<uintptr_t>(outbuf), offset, offset + insize,
                 const_cast<char*>(static_cast<const char*>(inbuf)));
@@ -287,7 +255,7 @@ int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t
   if (int e = stream(stype, scount, 0, &stotal)) return e;
   if (int e = stream(dtype, dcount, 0, &dtotal)) return e;
   if (stotal != dtotal) return DDT_ERR_SIZE_MISMATCH;
-  if (stotal > 0 && (hostile(src, scount, stype) || hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
+  if (stotal > 0 && (ddt::hostile(src, scount, stype) || ddt::hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
   // No staging of data: two resumable cursors, one per side, move the stream in chunks; the
   // source cursor lists a chunk's pieces and the destination cursor consumes them. Each side is
   // sought once, at byte 0, and only advanced after that.

@@ -112,6 +112,8 @@ const char* ddt_error_string(int code) {
     case DDT_ERR_CORRUPT: return "serialized layout fails validation";
     case DDT_ERR_VERSION: return "serialized layout has an unsupported version";
     case DDT_ERR_PREDEFINED: return "operation not allowed on a predefined datatype";
+    case DDT_ERR_COMM: return "not in a ddtkit job, or the runtime is not initialised";
+    case DDT_ERR_PEER: return "a peer process has died";
     default: return "unknown error code";
   }
 }

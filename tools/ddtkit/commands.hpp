@@ -12,6 +12,8 @@ struct Command {
 
 int bench_command(int argc, char** argv);
 const char* bench_details();
+int run_command(int argc, char** argv);
+const char* run_details();
 
 // The usage text (every subcommand) on out; for a subcommand's own option errors.
 void print_usage(const char* name_or_null, bool to_stderr);

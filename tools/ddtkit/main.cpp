@@ -14,6 +14,8 @@ const Command commands[] = {
     {"bench", "[--suite S] [--smoke] [--full] [--out DIR]",
      "benchmark ddtkit against memcpy and the hand-written loop (no MPI), JSON lines to DIR/ddtkit.jsonl",
      bench_details, bench_command},
+    {"run", "-n N prog [args]", "start N processes of prog as one job of the intra-node runtime (ddt_comm_*)",
+     run_details, run_command},
     {"help", "[command]", "this text, or one command's options", nullptr, help_command},
 };
 

@@ -1,0 +1,82 @@
+// The job: the processes of one node that `ddtkit run` started, and the shared segment they
+// communicate through. The launcher creates the segment (create_job), every rank maps it
+// (attach_job), and the launcher marks ranks that die (mark_dead), so that survivors' operations
+// fail instead of waiting for them.
+//
+// Segment layout: a JobHeader, then size x size channels, channel (from, to) carrying the cells
+// that rank `from` writes and rank `to` reads. A channel is a single-producer single-consumer
+// ring: `head` is written by the producer only, `tail` by the consumer only, and a cell is the
+// producer's between head and tail + kCells and the consumer's between tail and head. That one
+// writer per index is the whole synchronisation: no locks, no atomics read-modify-write.
+//
+// Safety: the file is created 0600 with O_EXCL in /dev/shm under a name that carries the user's
+// id and the launcher's pid; attach checks owner, mode, magic, size and rank; rank 0 unlinks it
+// once every rank holds it; the launcher removes stale segments of launchers that no longer run.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+
+namespace ddt::shm {
+
+constexpr uint64_t kJobMagic = 0x316d6d6f63746464ULL;  // "ddtcomm1"
+constexpr int kMaxRanks = 256;
+constexpr int kCells = 32;               // per channel
+constexpr int64_t kCellBytes = 16384;    // a cell with its header
+
+// What a cell carries (kind) and its words. id names a request of the side that will read the
+// answer (an RTS names the sender's request, a CTS or DATA the receiver's); it is only ever used
+// as a key into the reader's own table of live requests, never dereferenced.
+enum CellKind : uint32_t { kEager = 1, kRts = 2, kCts = 3, kData = 4, kFin = 5 };
+struct CellHeader {
+  uint32_t kind;
+  int32_t tag;
+  int64_t bytes;    // eager, rts: message bytes; data: bytes in this cell
+  uint64_t id;      // see above
+  uint64_t id2;     // cts: the receiver's request (the sender echoes it in data); rts: flags
+  int64_t offset;   // data: stream offset of this cell's bytes
+  uint64_t addr;    // rts: the sender's buffer address
+  int64_t count;    // rts: the sender's element count
+  int64_t desc;     // rts: bytes of serialized layout in data (0: none)
+};
+constexpr int64_t kCellPayload = kCellBytes - static_cast<int64_t>(sizeof(CellHeader));
+struct Cell {
+  CellHeader h;
+  char data[kCellPayload];
+};
+
+struct alignas(64) Channel {
+  alignas(64) std::atomic<uint64_t> head;
+  alignas(64) std::atomic<uint64_t> tail;
+  alignas(64) Cell cells[kCells];
+};
+
+struct alignas(64) JobHeader {
+  uint64_t magic;
+  int32_t size;
+  int32_t pad;
+  std::atomic<int32_t> attached;
+  std::atomic<int64_t> pid[kMaxRanks];    // set by each rank at attach
+  std::atomic<int32_t> dead[kMaxRanks];   // set by the launcher when a rank has ended abnormally
+  alignas(64) std::atomic<uint64_t> barrier_arrived;
+  alignas(64) std::atomic<uint64_t> barrier_generation;
+};
+
+int64_t job_bytes(int size);
+inline Channel* channel(JobHeader* h, int from, int to) {
+  char* base = reinterpret_cast<char*>(h) + ((sizeof(JobHeader) + 4095) & ~size_t{4095});
+  return reinterpret_cast<Channel*>(base) + (static_cast<int64_t>(from) * h->size + to);
+}
+
+// Launcher side. create_job makes the segment for size ranks and returns its path (empty on
+// failure, with errno set); the header is mapped at *header for mark_dead.
+std::string create_job(int size, JobHeader** header);
+void remove_stale_jobs();  // segments of this user whose launcher no longer runs
+
+// Rank side: maps the segment named by DDTKIT_JOB as DDTKIT_RANK of DDTKIT_SIZE; a ddtkit error
+// code on failure.
+int attach_job(JobHeader** header, int* rank, int* size);
+void detach_job(JobHeader* header);
+
+}  // namespace ddt::shm
