@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/copy_kernels.hpp"
 #include "layout/layout.hpp"
 
 namespace ddt {
@@ -182,6 +183,27 @@ class Cursor {
   int64_t count_, es_, total_;
   int64_t pos_ = 0, k_ = 0, off_ = 0;
   std::vector<Level> levels_;
+};
+
+// The cursor operations that pack into (Gather) or unpack from a contiguous buffer, with the
+// engine's kernels: what a pipelined transfer runs, chunk after chunk, on one cursor.
+template <bool Gather>
+struct CursorCopy {
+  char* seq;  // the packed side; advances
+  void piece(uintptr_t p, int64_t n) {
+    char* at = reinterpret_cast<char*>(p);
+    Gather ? any_copy(seq, at, n) : any_copy(at, seq, n);
+    seq += n;
+  }
+  void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+    run_blocks<Gather>(seq, p, stride, w, count);
+    seq += w * count;
+  }
+  int64_t table(uintptr_t base, const Entry* e, int64_t max, int64_t w, int64_t node) {
+    const int64_t n = run_table<Gather>(seq, base, e, w, max, node);
+    seq += w * n;
+    return n;
+  }
 };
 
 }  // namespace ddt

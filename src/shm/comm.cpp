@@ -33,10 +33,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include "ddtkit.h"
+#include "cpu/cursor.hpp"
 #include "cpu/hostile.hpp"
 #include "shm/job.hpp"
 #include "type/type.hpp"
@@ -56,6 +58,9 @@ struct ddt_request_s {
   // send, pipelined: the receiver's request (from its CTS) and the bytes put in cells so far
   uint64_t rid = 0;
   int64_t sent = 0;
+  // pipelined, either side: the cursor the cells are packed from or unpacked into, sought once
+  // at byte 0 and advanced cell by cell (never a fresh walk per cell)
+  std::unique_ptr<ddt::Cursor> cursor;
   // receive: the message's bytes, and the bytes of it delivered so far (pipelined)
   int64_t msg = 0, got = 0;
 };
@@ -180,11 +185,12 @@ Emit emit(int dest, Outgoing& o) {
     case kFin:
       h.id = o.id, h.bytes = o.bytes;
       break;
-    case kData: {  // the next cell of the stream (a seek at its offset, then its bytes)
+    case kData: {  // the next cell of the stream, from the send's cursor
       const int64_t n = std::min(kCellPayload, r->bytes - r->sent);
-      int64_t packed = 0;
       h.id = r->rid, h.offset = r->sent, h.bytes = n;
-      ddt_pack(r->sbuf, r->count, r->type, r->sent, cell->data, n, &packed);
+      if (!r->cursor) r->cursor.reset(new ddt::Cursor(*r->type->layout, r->type->extent(), reinterpret_cast<uintptr_t>(r->sbuf), r->count));
+      ddt::CursorCopy<true> op{cell->data};
+      r->cursor->advance(n, op);
       r->sent += n;
       if (r->sent < r->bytes) result = kMore;
       else complete(r, DDT_SUCCESS);
@@ -365,9 +371,11 @@ void drain(int source) {
           complete(r, DDT_ERR_CORRUPT);  // out of order or out of bounds: a broken peer
           break;
         }
-        if (h.offset < r->bytes) {
-          int64_t u = 0;
-          ddt_unpack(cell.data, std::min(h.bytes, r->bytes - h.offset), r->rbuf, r->count, r->type, h.offset, &u);
+        if (h.offset < r->bytes) {  // cells arrive in order (checked above): one cursor, advanced
+          if (!r->cursor)
+            r->cursor.reset(new ddt::Cursor(*r->type->layout, r->type->extent(), reinterpret_cast<uintptr_t>(r->rbuf), r->count));
+          ddt::CursorCopy<false> op{const_cast<char*>(cell.data)};
+          r->cursor->advance(std::min(h.bytes, r->bytes - h.offset), op);
         }
         r->got += h.bytes;
         if (r->got == r->msg) {
