@@ -224,6 +224,15 @@ bool matches(const ddt_request r, int source, int tag) {
   return (r->peer == DDT_ANY_SOURCE || r->peer == source) && (r->tag == DDT_ANY_TAG || r->tag == tag);
 }
 
+// Drops `over` bytes from the end of the piece list (iov, *n).
+void trim(struct iovec* iov, int64_t* n, int64_t over) {
+  while (over > 0) {
+    const int64_t cut = std::min<int64_t>(over, iov[*n - 1].iov_len);
+    iov[*n - 1].iov_len -= cut, over -= cut;
+    if (iov[*n - 1].iov_len == 0) --*n;
+  }
+}
+
 // Copies stream bytes [0, n) of count elements of the sender's layout `remote` at its address
 // addr into the receive (CMA). False when the kernel refuses (then the pipelined path is used).
 bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t count, int64_t n, bool* refused) {
@@ -236,12 +245,7 @@ bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t
     if (ddt_iov(reinterpret_cast<const void*>(addr), count, remote, off, riov, kMaxIov, &nr, &rb) != DDT_SUCCESS || rb <= 0)
       return false;
     if (off + rb > n) {  // trim the listing to the bytes this receive takes
-      int64_t over = off + rb - n;
-      while (over > 0) {
-        const int64_t cut = std::min<int64_t>(over, riov[nr - 1].iov_len);
-        riov[nr - 1].iov_len -= cut, over -= cut;
-        if (riov[nr - 1].iov_len == 0) --nr;
-      }
+      trim(riov, &nr, off + rb - n);
       rb = n - off;
     }
     // Local pieces for the same bytes, and the remote slice that matches them, call by call.
@@ -250,12 +254,7 @@ bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t
       int64_t nl = 0, lb = 0;
       if (ddt_iov(r->rbuf, r->count, r->type, lo, liov, kMaxIov, &nl, &lb) != DDT_SUCCESS || lb <= 0) return false;
       if (lo + lb > off + rb) {
-        int64_t over = lo + lb - (off + rb);
-        while (over > 0) {
-          const int64_t cut = std::min<int64_t>(over, liov[nl - 1].iov_len);
-          liov[nl - 1].iov_len -= cut, over -= cut;
-          if (liov[nl - 1].iov_len == 0) --nl;
-        }
+        trim(liov, &nl, lo + lb - (off + rb));
         lb = off + rb - lo;
       }
       int64_t ns = 0, want = lb;
@@ -267,12 +266,7 @@ bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t
         if (rused == static_cast<int64_t>(riov[ri].iov_len)) ++ri, rused = 0;
       }
       if (want > 0) {  // the remote slice needs more than kMaxIov pieces: shorten the local side
-        int64_t over = want;
-        while (over > 0) {
-          const int64_t cut = std::min<int64_t>(over, liov[nl - 1].iov_len);
-          liov[nl - 1].iov_len -= cut, over -= cut;
-          if (liov[nl - 1].iov_len == 0) --nl;
-        }
+        trim(liov, &nl, want);
         lb -= want;
       }
       const ssize_t got = process_vm_readv(pid, liov, nl, rslice, ns, 0);
