@@ -251,13 +251,6 @@ __attribute__((target("avx2"))) inline void stream_copy_avx2(char* d, const char
 }
 #endif
 
-inline void stream_copy(char* d, const char* s, int64_t n) {
-#if defined(__x86_64__)
-  if (have_avx2()) return stream_copy_avx2(d, s, n);
-#endif
-  stream_copy_sse(d, s, n);
-}
-
 inline void stream_fence() {
 #if defined(__SSE2__)
   _mm_sfence();
@@ -274,7 +267,6 @@ inline void stream_fence() {
 // extra instructions cost (probe: 64 KiB blocks 1.06-1.20 of memcpy without, 0.82-0.94 with).
 constexpr int64_t kPrefetchMaxWidth = int64_t{16} << 10;
 
-// Scatter (unpack) with streaming stores: each destination block streams its whole lines.
 // Wide: with 32-byte streaming stores (the caller checked have_avx2). The AVX2 copy stays a call
 // per block or per staged buffer: GCC does not inline target-specific code into these templates.
 // Measured at 64-byte blocks into an aligned output: 0.80 of memcpy, against 1.0 for the same
@@ -287,6 +279,15 @@ inline void stream_line_copy(char* d, const char* s, int64_t n) {
   stream_copy_sse(d, s, n);
 }
 
+// One streaming copy, the width chosen at run time (for single pieces: runs choose once per run).
+inline void stream_copy(char* d, const char* s, int64_t n) {
+#if defined(__x86_64__)
+  if (have_avx2()) return stream_line_copy<true>(d, s, n);
+#endif
+  stream_line_copy<false>(d, s, n);
+}
+
+// Scatter (unpack) with streaming stores: each destination block streams its whole lines.
 template <bool Wide>
 inline void stream_scatter_loop(const char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
   for (int64_t i = 0; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride))
@@ -410,8 +411,9 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
 // vector loop runs while its load stays inside the bytes of the run (first block to the end of
 // the last: gap bytes of under 16 bytes lie on pages the blocks themselves use) and its store
 // inside the output; plain moves finish. Unpacking has no such kernel: a 16-byte store into the
-// strided side would write the gaps, which belong to the user. Measured (vector of char, 2 MiB
-// in cache, stride 2 x block, fraction of memcpy): 1 B 0.07 -> ..., 2 B 0.15 -> ..., 4 B 0.30 -> ...
+// strided side would write the gaps, which belong to the user. Measured (make bench, vector of
+// char, 2 MiB in cache, stride 2 x block, fraction of memcpy, several runs): 1 B 0.07 ->
+// 0.54-1.03, 2 B 0.15 -> 0.52-0.60, 4 B 0.30 -> 0.54-0.62.
 __attribute__((target("ssse3"))) inline void gather_shuffle(char* seq, uintptr_t p, int64_t s, int64_t w, int64_t count,
                                                            const uint8_t* mask, int m) {
   const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mask));
