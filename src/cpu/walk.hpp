@@ -25,21 +25,9 @@ namespace ddt {
 
 // A short table of blocks repeated at a stride (a VEC of it, or a count of elements whose
 // layout it is: the Carpen-Amarie bucket/block/alternating units) runs as a double loop over a
-// copy of its (displacement, width) pairs, not as one recursive table walk per repetition. At
-// the root the plan holds that copy (Shape::Rows); inside a layout the walk makes it per visit.
-constexpr int64_t kSmallTable = kRowsMax;
-
-inline bool small_block_table(const Layout& L, const Node& s, int64_t disp[], int64_t width[]) {
-  if (s.kind != Kind::Seq || s.count > kSmallTable) return false;
-  const Entry* e = L.entries.data() + s.child;
-  for (int64_t j = 0; j < s.count; ++j) {
-    const Node& b = L.nodes[e[j].node];
-    if (b.kind != Kind::Block) return false;
-    disp[j] = e[j].disp;
-    width[j] = b.size;
-  }
-  return true;
-}
+// copy of its (displacement, width) pairs (layout.hpp's short_block_table), not as one
+// recursive table walk per repetition. At the root the plan holds that copy (Shape::Rows);
+// inside a layout the walk makes it per visit.
 
 // When a repetition's last block ends exactly where the next repetition's first block begins
 // (alternating A1, A2 with B2 = A2), the two are one piece: the rows are walked rotated by one
@@ -104,8 +92,8 @@ bool walk_node(const Layout& L, int64_t ni, uintptr_t base, int64_t lo, int64_t 
       int64_t i = lo / cs, off = lo - i * cs;
       uintptr_t p = base + static_cast<uintptr_t>(i * n.stride);
       const uintptr_t step = static_cast<uintptr_t>(n.stride);
-      int64_t disp[kSmallTable], width[kSmallTable];
-      const bool rows = small_block_table(L, c, disp, width);
+      int64_t disp[kShortTable], width[kShortTable];
+      const bool rows = short_block_table(L, c, disp, width);
       while (lo < hi) {
         if (rows && off == 0 && hi - lo >= cs) {
           const int64_t r = (hi - lo) / cs;

@@ -271,17 +271,7 @@ struct Run {
 
 bool Builder::as_run(int64_t node, int64_t& n, int64_t& stride, int64_t& child) const {
   const Node& x = nodes_[node];
-  if (x.kind == Kind::Vec) {
-    n = x.count, stride = x.stride, child = x.child;
-    return true;
-  }
-  if (x.kind == Kind::Seq && x.count == 2) {
-    const Entry a = entry(x, 0), b = entry(x, 1);
-    if (a.node != b.node) return false;
-    n = 2, stride = b.disp, child = a.node;
-    return true;
-  }
-  return false;
+  return ddt::as_run(x, [&](int64_t i) { return entry(x, i); }, n, stride, child);
 }
 
 // An item is dirty when a pass may change it: anything but a block, two blocks that touch

@@ -51,6 +51,39 @@ struct Layout {
   bool contiguous() const { return root >= 0 && nodes[root].kind == Kind::Block; }
 };
 
+// A node seen as n copies of a child at a stride: a VEC, or the pair SEQ that the builder makes of
+// two copies (vec-2 in builder.cpp). entry(i) reads the node's i-th table entry (the builder reads
+// tables in place, a finished layout from its entry array). False for anything else.
+template <class EntryAt>
+bool as_run(const Node& x, EntryAt entry, int64_t& n, int64_t& stride, int64_t& child) {
+  if (x.kind == Kind::Vec) {
+    n = x.count, stride = x.stride, child = x.child;
+    return true;
+  }
+  if (x.kind == Kind::Seq && x.count == 2) {
+    const Entry a = entry(0), b = entry(1);
+    if (a.node != b.node) return false;
+    n = 2, stride = b.disp, child = a.node;
+    return true;
+  }
+  return false;
+}
+
+// A short table of blocks (at most kShortTable entries, every one a block): its (displacement,
+// width) pairs copied out, for the executors' row loops. False for anything else.
+constexpr int64_t kShortTable = 16;
+inline bool short_block_table(const Layout& L, const Node& s, int64_t disp[], int64_t width[]) {
+  if (s.kind != Kind::Seq || s.count > kShortTable) return false;
+  const Entry* e = L.entries.data() + s.child;
+  for (int64_t j = 0; j < s.count; ++j) {
+    const Node& b = L.nodes[e[j].node];
+    if (b.kind != Kind::Block) return false;
+    disp[j] = e[j].disp;
+    width[j] = b.size;
+  }
+  return true;
+}
+
 // Largest depth a layout may have; deeper ones are rejected by the builder and by deserialize,
 // which bounds the executors' recursion.
 constexpr int kMaxDepth = 256;

@@ -11,18 +11,9 @@ namespace ddt {
 
 namespace {
 
-// node as n copies of a child at a stride: a VEC, or the pair SEQ that the builder makes of
-// two copies (vec-2). False for anything else.
+// The layout's node as a run (layout.hpp's as_run over the entry array).
 bool as_run(const Layout& L, const Node& x, int64_t& n, int64_t& stride, int64_t& child) {
-  if (x.kind == Kind::Vec) {
-    n = x.count, stride = x.stride, child = x.child;
-    return true;
-  }
-  if (x.kind == Kind::Seq && x.count == 2 && L.entries[x.child].node == L.entries[x.child + 1].node) {
-    n = 2, stride = L.entries[x.child + 1].disp, child = L.entries[x.child].node;
-    return true;
-  }
-  return false;
+  return ddt::as_run(x, [&](int64_t i) { return L.entries[x.child + i]; }, n, stride, child);
 }
 
 // The layout as a nest: runs down to a block, at most kMaxNest of them. Dimensions come out
@@ -54,13 +45,7 @@ bool rows(const Layout& L, Plan& p) {
     p.row_n = 1, p.row_stride = 0;
     return false;
   };
-  if (x.kind != Kind::Seq || x.count > kRowsMax) return no();
-  for (int64_t j = 0; j < x.count; ++j) {
-    const Entry& e = L.entries[x.child + j];
-    if (L.nodes[e.node].kind != Kind::Block) return no();
-    p.rdisp[j] = e.disp;
-    p.rwidth[j] = L.nodes[e.node].size;
-  }
+  if (!short_block_table(L, x, p.rdisp, p.rwidth)) return no();
   p.rows = static_cast<int>(x.count);
   if (p.row_n == 1) p.row_stride = p.extent;  // the table is the root: rows at the extent
   return true;

@@ -41,7 +41,7 @@ enum class Shape : uint8_t {
 };
 
 constexpr int kMaxNest = 4;      // element dimensions; the count of elements adds one per call
-constexpr int kRowsMax = 16;     // entries of a Rows table
+constexpr int kRowsMax = kShortTable;  // entries of a Rows table (layout.hpp's short tables)
 
 struct Plan {
   Shape shape = Shape::Walk;
