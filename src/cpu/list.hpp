@@ -35,16 +35,16 @@ inline void list_range(const D* disp, int64_t n, int64_t w, uintptr_t base, int6
   }
 }
 
-// A uniform list: any range, the block width fixed once per call.
+// list_range with the block width fixed once per run: the plan's table widths.
 template <bool Gather, class D>
-inline void uniform_list(const Plan& p, const D* disp, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  const int64_t n = static_cast<int64_t>(p.segments[0].count);
-  switch (p.width) {
+inline void list_run(const D* disp, int64_t n, int64_t w, uintptr_t base, int64_t extent, int64_t lo, int64_t hi,
+                     char* seq) {
+  switch (w) {
 #define DDT_CASE_(W) \
-  case W: return list_range<Gather, W>(disp, n, p.width, base, p.extent, lo, hi, seq);
+  case W: return list_range<Gather, W>(disp, n, W, base, extent, lo, hi, seq);
     DDT_TABLE_WIDTHS(DDT_CASE_)
 #undef DDT_CASE_
-    default: return list_range<Gather, 0>(disp, n, p.width, base, p.extent, lo, hi, seq);
+    default: return list_range<Gather, 0>(disp, n, w, base, extent, lo, hi, seq);
   }
 }
 
@@ -59,13 +59,7 @@ inline char* segmented_list(const Plan& p, const D* disp, int64_t count, uintptr
         seq = walk_entry(g.node, base + static_cast<uintptr_t>(d[0]), seq);
         continue;
       }
-      switch (g.width) {
-#define DDT_CASE_(W) \
-  case W: list_range<Gather, W>(d, g.count, W, base, 0, 0, g.count * W, seq); break;
-        DDT_TABLE_WIDTHS(DDT_CASE_)
-#undef DDT_CASE_
-        default: list_range<Gather, 0>(d, g.count, g.width, base, 0, 0, g.count * g.width, seq);
-      }
+      list_run<Gather>(d, g.count, g.width, base, 0, 0, g.count * g.width, seq);
       seq += g.count * g.width;
     }
   return seq;
@@ -76,8 +70,10 @@ inline char* segmented_list(const Plan& p, const D* disp, int64_t count, uintptr
 template <bool Gather, class WalkEntry>
 inline bool list(const Plan& p, int64_t count, uintptr_t base, int64_t lo, int64_t hi, char* seq, WalkEntry& walk_entry) {
   const bool narrow = p.list.size() > 0;
-  if (p.uniform_list()) {
-    narrow ? uniform_list<Gather>(p, p.list.data(), base, lo, hi, seq) : uniform_list<Gather>(p, p.list64.data(), base, lo, hi, seq);
+  if (p.uniform_list()) {  // any range
+    const int64_t n = p.segments[0].count;
+    narrow ? list_run<Gather>(p.list.data(), n, p.width, base, p.extent, lo, hi, seq)
+           : list_run<Gather>(p.list64.data(), n, p.width, base, p.extent, lo, hi, seq);
     return true;
   }
   if (lo != 0 || hi != count * p.size) return false;
