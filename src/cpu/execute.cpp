@@ -6,29 +6,15 @@
 
 #include "cpu/copy_kernels.hpp"
 #include "cpu/cursor.hpp"
-#include "cpu/hostile.hpp"
+#include "cpu/arguments.hpp"
 #include "cpu/list.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
-#include "util/checked.hpp"
 #include "util/guarded.hpp"
 
 namespace {
 
-// Validates (type, count, offset) for data movement and returns the stream length.
-int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
-  if (int e = ddt::check_type(type)) return e;
-  if (!type->committed.load(std::memory_order_acquire)) return DDT_ERR_NOT_COMMITTED;
-  if (count < 0) return DDT_ERR_COUNT;
-  if (offset < 0) return DDT_ERR_ARG;
-  ddt::Checked ck;
-  *total = ck.mul(count, type->size);
-  if (count > 0) ck.mul(count - 1, type->extent());  // every element's address is representable
-  if (ck.overflow) return DDT_ERR_OVERFLOW;
-  if (offset > *total) return DDT_ERR_TRUNCATE;
-  return DDT_SUCCESS;
-}
 
 struct PackOp {
   char* out;
@@ -205,7 +191,7 @@ extern "C" {
 int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
              int64_t outsize, int64_t* packed) {
   int64_t total;
-  if (int e = stream(type, incount, offset, &total)) return e;
+  if (int e = ddt::stream(type, incount, offset, &total)) return e;
   if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
   const int64_t n = std::min(outsize, total - offset);
   if (n > 0 && (ddt::hostile(inbuf, incount, type) || ddt::hostile(outbuf, n))) return DDT_ERR_ARG;
@@ -220,7 +206,7 @@ int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, 
 int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
                int64_t offset, int64_t* unpacked) {
   int64_t total;
-  if (int e = stream(type, outcount, offset, &total)) return e;
+  if (int e = ddt::stream(type, outcount, offset, &total)) return e;
   if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
   if (insize > total - offset) return DDT_ERR_TRUNCATE;
   if (insize > 0 && (ddt::hostile(outbuf, outcount, type) || ddt::hostile(inbuf, insize))) return DDT_ERR_ARG;
@@ -236,7 +222,7 @@ int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount
 int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struct iovec* iov,
             int64_t max_iov, int64_t* n_iov, int64_t* bytes) {
   int64_t total;
-  if (int e = stream(type, count, offset, &total)) return e;
+  if (int e = ddt::stream(type, count, offset, &total)) return e;
   if (!n_iov || !bytes || max_iov < 0 || (max_iov > 0 && !iov)) return DDT_ERR_ARG;
   // No hostile() check: listing touches no byte, and a NULL base is how a caller (the
   // interposer) lists a type's pieces as offsets.
@@ -252,8 +238,8 @@ int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struc
 int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount,
              ddt_type dtype) {
   int64_t stotal, dtotal;
-  if (int e = stream(stype, scount, 0, &stotal)) return e;
-  if (int e = stream(dtype, dcount, 0, &dtotal)) return e;
+  if (int e = ddt::stream(stype, scount, 0, &stotal)) return e;
+  if (int e = ddt::stream(dtype, dcount, 0, &dtotal)) return e;
   if (stotal != dtotal) return DDT_ERR_SIZE_MISMATCH;
   if (stotal > 0 && (ddt::hostile(src, scount, stype) || ddt::hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
   // No staging of data: two resumable cursors, one per side, move the stream in chunks; the

@@ -39,7 +39,7 @@
 
 #include "ddtkit.h"
 #include "cpu/cursor.hpp"
-#include "cpu/hostile.hpp"
+#include "cpu/arguments.hpp"
 #include "shm/job.hpp"
 #include "type/type.hpp"
 #include "util/checked.hpp"
@@ -442,16 +442,11 @@ int spin(Done done, Failed failed) {
 
 int check_args(const void* buf, int64_t count, ddt_type type, int peer, int tag, bool recv) {
   if (!ready()) return DDT_ERR_COMM;
-  if (int e = ddt::check_type(type)) return e;
-  if (!type->committed.load(std::memory_order_acquire)) return DDT_ERR_NOT_COMMITTED;
-  if (count < 0) return DDT_ERR_COUNT;
+  int64_t total = 0;
+  if (int e = ddt::stream(type, count, 0, &total)) return e;  // the engine's own checks
   if (recv ? (peer != DDT_ANY_SOURCE && (peer < 0 || peer >= rt.size)) : (peer < 0 || peer >= rt.size)) return DDT_ERR_ARG;
   if (recv ? (tag < 0 && tag != DDT_ANY_TAG) : tag < 0) return DDT_ERR_ARG;
-  ddt::Checked ck;
-  ck.mul(count, type->size);
-  if (count > 0) ck.mul(count - 1, type->extent());  // as the engine's calls check
-  if (ck.overflow) return DDT_ERR_OVERFLOW;
-  if (count > 0 && ddt::hostile(buf, count, type)) return DDT_ERR_ARG;  // checked here: the copy may run later
+  if (total > 0 && ddt::hostile(buf, count, type)) return DDT_ERR_ARG;  // checked here: the copy may run later
   return DDT_SUCCESS;
 }
 

@@ -1,12 +1,27 @@
-// Hostile buffers: a base address whose touched bytes would fall near address 0. Every entry point
-// that moves data checks it before the first byte moves (execute.cpp, and the runtime when a
-// message is posted, since its copy may run later).
+// The argument checks of every entry point that moves data (execute.cpp, and the runtime when a
+// message is posted, since its copy may run later): a usable (type, count, offset), and no
+// hostile buffer. Every check happens before the first byte moves.
 #pragma once
 #include <cstdint>
 
 #include "type/type.hpp"
+#include "util/checked.hpp"
 
 namespace ddt {
+
+// Validates (type, count, offset) for data movement and returns the stream length.
+inline int stream(ddt_type type, int64_t count, int64_t offset, int64_t* total) {
+  if (int e = check_type(type)) return e;
+  if (!type->committed.load(std::memory_order_acquire)) return DDT_ERR_NOT_COMMITTED;
+  if (count < 0) return DDT_ERR_COUNT;
+  if (offset < 0) return DDT_ERR_ARG;
+  Checked ck;
+  *total = ck.mul(count, type->size);
+  if (count > 0) ck.mul(count - 1, type->extent());  // every element's address is representable
+  if (ck.overflow) return DDT_ERR_OVERFLOW;
+  if (offset > *total) return DDT_ERR_TRUNCATE;
+  return DDT_SUCCESS;
+}
 
 // The first 64 KiB of the address space are never mapped (Linux's vm.mmap_min_addr, 4 KiB at
 // least, 64 KiB by default): a range that reaches into them comes from a NULL or near-NULL base
