@@ -42,7 +42,6 @@
 #include "cpu/arguments.hpp"
 #include "shm/job.hpp"
 #include "type/type.hpp"
-#include "util/checked.hpp"
 #include "util/guarded.hpp"
 
 struct ddt_request_s {
@@ -317,10 +316,14 @@ void deliver_rts(ddt_request r, int source, int tag, int64_t bytes, uint64_t sid
     ddt_type remote = DDT_TYPE_NULL;
     bool refused = false, ok = false, tried = false;
     if (ddt_type_deserialize(desc, ndesc, &remote) == DDT_SUCCESS) {
-      if (packed_size(remote, count) == bytes && (rt.cma_forced || cma_pays(remote, count, r, n))) {
+      // The peer's count is checked as any caller's (no negative count, no overflow) before
+      // the layout is taken to describe the message.
+      int64_t total = -1;
+      const bool describes = ddt::stream(remote, count, 0, &total) == DDT_SUCCESS && total == bytes;
+      if (describes && (rt.cma_forced || cma_pays(remote, count, r, n))) {
         tried = true;
         ok = cma_copy(r, source, remote, addr, count, n, &refused);
-      } else if (packed_size(remote, count) != bytes) {
+      } else if (!describes) {
         tried = true;  // a layout that does not describe the message: refused below
       }
       ddt_type_free(&remote);
