@@ -210,7 +210,9 @@ const char *ddt_error_string(int code);
  * delivered). Small messages are packed straight into a shared cell and unpacked from it; large
  * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own
  * (one copy, process_vm_readv driven by both layouts), or, where that is not permitted, through
- * pipelined shared cells. DDTKIT_MECH=cma|pipe forces one. A peer that dies makes the operations
+ * pipelined shared cells (see ddt_comm_configure for the mechanisms and layout exchange designs;
+ * DDTKIT_MECH=pipe|cma|heap and DDTKIT_EXCHANGE=memoized|descriptor|naive|pipelined set them
+ * from the environment). A peer that dies makes the operations
  * waiting on it fail with DDT_ERR_PEER. Not thread-safe: one thread per process calls these. */
 typedef struct ddt_request_s *ddt_request;
 #define DDT_REQUEST_NULL ((ddt_request)0)
@@ -229,6 +231,43 @@ int ddt_comm_wait(ddt_request *req, ddt_status *status);      /* sets *req to DD
 int ddt_comm_test(ddt_request *req, int *done, ddt_status *status);
 int ddt_comm_waitall(int n, ddt_request reqs[], ddt_status statuses[]); /* statuses may be NULL */
 int ddt_comm_barrier(void);
+
+/* ---- the mapped shared heap and the mechanisms ----------------------------------------------
+ * Memory from ddt_alloc lives in shared segments (memfd, sealed against shrinking) that the other
+ * processes of the job map read-only on first use, the descriptor passed over a Unix socket
+ * (SCM_RIGHTS: no ptrace rights needed). A rendezvous whose send buffer lies in this heap is
+ * copied by the receiver with plain loads from the mapping, straight from the sender's layout
+ * into its own: one copy, no system call per piece. ddt_alloc works before ddt_comm_init.
+ * ddt_free of memory a send still uses is the caller's error, as in MPI. */
+int ddt_alloc(int64_t bytes, void **ptr);   /* 64-byte aligned; *ptr = NULL on failure */
+int ddt_free(void *ptr);                    /* NULL is allowed; DDT_ERR_ARG for foreign pointers */
+
+/* Mechanism of the rendezvous and design of the layout exchange, for this process's sends and
+ * receives from now on (benchmarks and tests compare them; every process of a transfer should
+ * use the same). AUTO: the cost model chooses per message (src/shm/select.hpp). */
+enum { DDT_MECH_AUTO = 0, DDT_MECH_PIPE = 1, DDT_MECH_CMA = 2, DDT_MECH_HEAP = 3 };
+enum { DDT_EXCHANGE_MEMOIZED = 0, DDT_EXCHANGE_DESCRIPTOR = 1, DDT_EXCHANGE_NAIVE = 2, DDT_EXCHANGE_PIPELINED = 3 };
+int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* cache_entries <= 0: keep */
+
+/* Nanoseconds this process spent in each phase of the rendezvous transfers it took part in
+ * (FALCON-X's cost split): exchange (sender: serializing, hashing or listing its layout),
+ * translate (receiver: deserializing or finding the sender's layout), attach (receiver: mapping
+ * the segment and checking and translating the sender's addresses), copy (receiver: moving the
+ * bytes); counts of transfers and of layout-cache hits. Cumulative; subtract two readings. */
+typedef struct {
+  int64_t sends, receives, cache_hits;
+  int64_t exchange_ns, translate_ns, attach_ns, copy_ns;
+} ddt_comm_times;
+int ddt_comm_get_times(ddt_comm_times *t);
+
+/* FALCON-X's commit_comm: sends type's layout to every peer now, pinned in their layout caches
+ * (never evicted) until ddt_type_free_comm, so that the first transfer of it already exchanges
+ * only the key. The key is the layout's content hash, which every process computes alike from the
+ * layout alone, so no allreduce is needed to agree on an id (FALCON-X needs one because its ids
+ * are per-process counters); and a pinned entry can never be stale, since a different layout has
+ * a different key. Not collective: each process calls it for the types it will send. */
+int ddt_type_commit_comm(ddt_type type);
+int ddt_type_free_comm(ddt_type type);
 
 #ifdef __cplusplus
 }

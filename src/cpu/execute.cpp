@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/copy.hpp"
 #include "cpu/copy_kernels.hpp"
 #include "cpu/cursor.hpp"
 #include "cpu/arguments.hpp"
@@ -186,6 +187,63 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
 
 }  // namespace
 
+namespace ddt {
+
+// One pass over both layouts, choosing by the shapes (the cost model of a type-to-type copy):
+//  - one side contiguous: that is a pack or an unpack, with the plan's kernels;
+//  - long pieces on both sides (at least kZipPiece bytes on average): the source cursor lists a
+//    chunk's pieces and the destination cursor consumes them, one memcpy per piece;
+//  - short pieces: chunks of kStage bytes are gathered into a buffer that stays in L1 and
+//    scattered from it, each with the plan's kernels. The bytes cross memory once (the staging
+//    is a cache-resident hop, not a second copy through memory), and the fixed-width kernels
+//    beat a memcpy call per piece for blocks below a few hundred bytes.
+// Each side is sought once per chunk at worst; a chunk of the zip path advances resumable cursors.
+void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t n) {
+  if (n <= 0) return;
+  constexpr int64_t kZipPiece = 4096, kStage = 16384, kChunk = int64_t{64} << 10;
+  const ddt::Plan& ps = ddt::plan_of(stype);
+  const ddt::Plan& pd = ddt::plan_of(dtype);
+  const auto contiguous = [](const ddt::Plan& p, int64_t count) {
+    return p.shape == ddt::Shape::Nest && p.dims == 0 && (count == 1 || p.extent == p.width);
+  };
+  const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
+  if (contiguous(pd, dcount)) {
+    move<true>(stype, scount, s, 0, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp)));
+    if (n >= ddt::kStreamBytes) ddt::stream_fence();
+    return;
+  }
+  if (contiguous(ps, scount)) {
+    move<false>(dtype, dcount, d, 0, n, reinterpret_cast<char*>(s + static_cast<uintptr_t>(ps.disp)));
+    if (n >= ddt::kStreamBytes) ddt::stream_fence();
+    return;
+  }
+  int64_t sp, dp;  // pieces of each side (blocks saturate; so does this)
+  if (__builtin_mul_overflow(ps.blocks, scount, &sp)) sp = INT64_MAX;
+  if (__builtin_mul_overflow(pd.blocks, dcount, &dp)) dp = INT64_MAX;
+  if (n / std::max<int64_t>(1, std::max(sp, dp)) < kZipPiece) {
+    alignas(64) char stage[kStage];
+    for (int64_t lo = 0; lo < n; lo += kStage) {
+      const int64_t hi = std::min(n, lo + kStage);
+      move<true>(stype, scount, s, lo, hi, stage);
+      move<false>(dtype, dcount, d, lo, hi, stage);
+    }
+    return;
+  }
+  ddt::Cursor from(*stype->layout, stype->extent(), s, scount);
+  ddt::Cursor to(*dtype->layout, dtype->extent(), d, dcount);
+  std::vector<struct iovec> list;
+  for (int64_t done = 0; done < n;) {
+    list.clear();
+    ListOp op{{}, &list};
+    const int64_t k = from.advance(std::min(kChunk, n - done), op);
+    CopyOp put{list.data()};
+    to.advance(k, put);
+    done += k;
+  }
+}
+
+}  // namespace ddt
+
 extern "C" {
 
 int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
@@ -242,21 +300,8 @@ int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t
   if (int e = ddt::stream(dtype, dcount, 0, &dtotal)) return e;
   if (stotal != dtotal) return DDT_ERR_SIZE_MISMATCH;
   if (stotal > 0 && (ddt::hostile(src, scount, stype) || ddt::hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
-  // No staging of data: two resumable cursors, one per side, move the stream in chunks; the
-  // source cursor lists a chunk's pieces and the destination cursor consumes them. Each side is
-  // sought once, at byte 0, and only advanced after that.
   return ddt::guarded([&] {
-    constexpr int64_t kChunk = int64_t{64} << 10;
-    ddt::Cursor from(*stype->layout, stype->extent(), reinterpret_cast<uintptr_t>(src), scount);
-    ddt::Cursor to(*dtype->layout, dtype->extent(), reinterpret_cast<uintptr_t>(dst), dcount);
-    std::vector<struct iovec> pieces;
-    while (!from.done()) {
-      pieces.clear();
-      ListOp list{{}, &pieces};
-      const int64_t n = from.advance(kChunk, list);
-      CopyOp put{pieces.data()};
-      to.advance(n, put);
-    }
+    ddt::copy_range(src, scount, stype, dst, dcount, dtype, stotal);
     return static_cast<int>(DDT_SUCCESS);
   });
 }

@@ -1,26 +1,19 @@
-// The intra-node runtime: requests, matching, progress and the two protocols (ddtkit.h's comment
-// on ddt_comm_*; the segment in job.hpp).
+// The intra-node runtime's public calls, requests, cells, matching and progress (runtime.hpp;
+// large messages in rendezvous.cpp; the segment in job.hpp).
 //
 // Protocols, per message:
 //   eager (packed size <= kCellPayload): the sender packs straight into a cell; the receiver
 //     unpacks straight from it when a receive is posted, or keeps a copy as unexpected.
-//   rendezvous: the sender's RTS carries its buffer address, count and serialized canonical layout
-//     (O(description), not O(blocks)). The receiver, once matched, either
-//       - copies straight from the sender's layout into its own with process_vm_readv (CMA),
-//         building both sides' piece lists with ddt_iov (which lists the sender's pieces at the
-//         sender's addresses without touching them), at most 1024 pieces a call, then sends FIN;
-//       - or answers CTS, and the sender packs the stream into DATA cells, which the receiver
-//         unpacks at their offsets (two copies, pipelined over the ring): when the layout does not
-//         fit in a cell, CMA is not permitted (EPERM: another user's or a ptrace-restricted
-//         process), or DDTKIT_MECH=pipe.
+//   rendezvous: an RTS that describes the send (rendezvous.cpp), answered by FIN once the
+//     receiver has copied the bytes, or by CTS when it needs more: data cells, piece lists, or
+//     the layout again.
 // Matching follows MPI: an arriving message (eager or RTS) takes the earliest posted receive that
 // matches it, a posted receive the earliest arrived message that matches it; the ring of one pair
 // is FIFO and every cell is read in order, so messages of one pair never overtake each other.
 //
 // Trust: a cell is written by another process and is read as hostile. Request ids are keys into
 // this process's own table (never pointers); offsets and sizes are checked against the request; a
-// layout is validated by ddt_type_deserialize; with CMA the kernel checks every remote address
-// against the peer's mappings, and this side writes only through its own receive layout.
+// layout is validated by ddt_type_deserialize; addresses by rendezvous.cpp.
 //
 // Failure: the launcher marks a rank that ended abnormally (JobHeader::dead), and a waiting
 // operation also probes its peer's pid; either fails the operation with DDT_ERR_PEER.
@@ -38,65 +31,26 @@
 #include <vector>
 
 #include "ddtkit.h"
-#include "cpu/cursor.hpp"
 #include "cpu/arguments.hpp"
-#include "shm/job.hpp"
+#include "cpu/cursor.hpp"
+#include "shm/heap.hpp"
+#include "shm/runtime.hpp"
 #include "type/type.hpp"
 #include "util/guarded.hpp"
 
-struct ddt_request_s {
-  bool send = false, done = false;
-  const void* sbuf = nullptr;
-  void* rbuf = nullptr;
-  int64_t count = 0;
-  ddt_type type = DDT_TYPE_NULL;
-  int peer = 0, tag = 0;
-  int64_t bytes = 0;  // send: message bytes; receive: capacity
-  uint64_t id = 0;    // key of this request in the live table
-  ddt_status status{};
-  // send, pipelined: the receiver's request (from its CTS) and the bytes put in cells so far
-  uint64_t rid = 0;
-  int64_t sent = 0;
-  // pipelined, either side: the cursor the cells are packed from or unpacked into, sought once
-  // at byte 0 and advanced cell by cell (never a fresh walk per cell)
-  std::unique_ptr<ddt::Cursor> cursor;
-  // receive: the message's bytes, and the bytes of it delivered so far (pipelined)
-  int64_t msg = 0, got = 0;
-};
+namespace ddt::shm {
+
+Runtime rt;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace ddt::shm
 
 namespace {
 
 using namespace ddt::shm;
-
-// A cell to write, in order, to one destination.
-struct Outgoing {
-  CellKind kind;
-  ddt_request req = nullptr;  // eager, rts, data: the send; cts: the receive
-  uint64_t id = 0;            // cts, fin: the sender's request id
-  int64_t bytes = 0;          // fin: bytes delivered
-};
-
-// A message that arrived before its receive.
-struct Unexpected {
-  int source, tag;
-  CellKind kind;
-  int64_t bytes;
-  std::vector<char> data;  // eager: the packed bytes; rts: the serialized layout
-  uint64_t id = 0, addr = 0;
-  int64_t count = 0;
-};
-
-struct Runtime {
-  JobHeader* job = nullptr;
-  int rank = -1, size = 0;
-  bool cma = true, pipe_only = false, cma_forced = false;
-  uint64_t next_id = 1;
-  std::vector<std::deque<Outgoing>> out;  // per destination
-  std::deque<ddt_request> posted;          // receives not matched yet, in posting order
-  std::deque<Unexpected> unexpected;       // messages not matched yet, in arrival order
-  std::unordered_map<uint64_t, ddt_request> waiting;  // requests a peer's cell may name
-};
-Runtime rt;
 
 bool ready() { return rt.job != nullptr; }
 
@@ -106,10 +60,25 @@ int64_t packed_size(ddt_type t, int64_t count) {
   return s * count;
 }
 
+}  // namespace
+
+namespace ddt::shm {
+
 void complete(ddt_request r, int error) {
   r->done = true;
   r->status.error = error;
   rt.waiting.erase(r->id);
+}
+
+}  // namespace ddt::shm
+
+namespace {
+
+// Removes every cell still queued for request r (it has completed or failed).
+void unqueue(ddt_request r) {
+  for (auto& q : rt.out)
+    for (auto it = q.begin(); it != q.end();)
+      it = it->req == r ? q.erase(it) : it + 1;
 }
 
 // A request whose peer has died: out of every queue that holds it, completed with the error.
@@ -119,9 +88,7 @@ void fail(ddt_request r) {
       rt.posted.erase(it);
       break;
     }
-  for (auto& q : rt.out)
-    for (auto it = q.begin(); it != q.end();)
-      it = it->req == r ? q.erase(it) : it + 1;
+  unqueue(r);
   complete(r, DDT_ERR_PEER);
 }
 
@@ -152,9 +119,22 @@ void publish(int dest) {
   c->head.store(c->head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
-// Writes one cell of the item o for dest: kBlocked when the ring is full, kMore when a data item
-// has more cells to write, kDone when the item is finished.
-enum Emit { kBlocked, kMore, kDone };
+// Writes the next cell of an item with a body (rts, layout): the first cell carries the header
+// and the body's start, kMore cells the rest. True when the body is all written.
+bool emit_body(CellHeader& h, char* data, Outgoing& o) {
+  const int64_t total = o.body ? static_cast<int64_t>(o.body->size()) : 0;
+  const int64_t from = std::max<int64_t>(0, o.body_sent);
+  const int64_t n = std::min(kCellPayload, total - from);
+  if (o.body_sent >= 0) h = CellHeader{}, h.kind = kMore, h.bytes = n;
+  else h.desc = total;
+  if (n > 0) std::memcpy(data, o.body->data() + from, static_cast<size_t>(n));
+  o.body_sent = from + n;
+  return o.body_sent >= total;
+}
+
+// Writes one cell of the item o for dest: kBlocked when the ring is full, kUnfinished when the
+// item has more cells to write, kFinished when it is done.
+enum Emit { kBlocked, kUnfinished, kFinished };
 Emit emit(int dest, Outgoing& o) {
   Cell* cell = free_cell(dest);
   if (!cell) return kBlocked;
@@ -162,7 +142,7 @@ Emit emit(int dest, Outgoing& o) {
   h = CellHeader{};
   h.kind = o.kind;
   ddt_request r = o.req;
-  Emit result = kDone;
+  Emit result = kFinished;
   switch (o.kind) {
     case kEager: {
       int64_t n = 0;
@@ -171,18 +151,26 @@ Emit emit(int dest, Outgoing& o) {
       complete(r, DDT_SUCCESS);
       break;
     }
-    case kRts: {
-      int64_t need = 0;
-      h.tag = r->tag, h.bytes = r->bytes, h.id = r->id;
-      h.addr = reinterpret_cast<uintptr_t>(r->sbuf), h.count = r->count;
-      if (!rt.pipe_only && ddt_type_serialize(r->type, cell->data, kCellPayload, &need) == DDT_SUCCESS) h.desc = need;
+    case kRts:
+    case kLayout:
+      if (o.body_sent < 0) {
+        if (r) h.tag = r->tag, h.bytes = r->bytes, h.id = r->id, h.addr = reinterpret_cast<uintptr_t>(r->sbuf), h.count = r->count;
+        h.id2 = o.id, h.seg = o.seg, h.flags = o.flags;
+        put_key(h, o.hash);
+      }
+      if (!emit_body(h, cell->data, o)) result = kUnfinished;
       break;
-    }
     case kCts:
-      h.id = o.id, h.id2 = r->id;
+      h.id = o.id, h.id2 = r->id, h.flags = o.flags;
       break;
     case kFin:
       h.id = o.id, h.bytes = o.bytes;
+      break;
+    case kForget:
+      put_key(h, o.hash);
+      break;
+    case kUnmap:
+      h.seg = o.seg;
       break;
     case kData: {  // the next cell of the stream, from the send's cursor
       const int64_t n = std::min(kCellPayload, r->bytes - r->sent);
@@ -191,10 +179,23 @@ Emit emit(int dest, Outgoing& o) {
       ddt::CursorCopy<true> op{cell->data};
       r->cursor->advance(n, op);
       r->sent += n;
-      if (r->sent < r->bytes) result = kMore;
+      if (r->sent < r->bytes) result = kUnfinished;
       else complete(r, DDT_SUCCESS);
       break;
     }
+    case kIov: {  // the next cell of the send's piece list (iov exchange)
+      const int64_t t0 = now_ns();
+      int64_t nv = 0, b = 0;
+      ddt_iov(r->sbuf, r->count, r->type, r->sent, reinterpret_cast<struct iovec*>(cell->data),
+              kCellPayload / static_cast<int64_t>(sizeof(struct iovec)), &nv, &b);
+      h.id = r->rid, h.offset = r->sent, h.bytes = b, h.count = nv;
+      r->sent += b;
+      if (b > 0 && r->sent < r->bytes) result = kUnfinished;  // the send completes at FIN
+      rt.times.exchange_ns += now_ns() - t0;
+      break;
+    }
+    default:
+      break;
   }
   publish(dest);
   return result;
@@ -207,15 +208,23 @@ void flush() {
     while (!q.empty()) {
       const Emit e = emit(d, q.front());
       if (e == kBlocked) break;
-      if (e == kDone) q.pop_front();
+      if (e == kFinished) q.pop_front();
     }
   }
 }
 
+}  // namespace
+
+namespace ddt::shm {
+
 void enqueue(int dest, Outgoing o) {
-  rt.out[dest].push_back(o);
+  rt.out[dest].push_back(std::move(o));
   flush();
 }
+
+}  // namespace ddt::shm
+
+namespace {
 
 // ---- receiving ----------------------------------------------------------------------------------
 
@@ -223,82 +232,6 @@ bool matches(const ddt_request r, int source, int tag) {
   return (r->peer == DDT_ANY_SOURCE || r->peer == source) && (r->tag == DDT_ANY_TAG || r->tag == tag);
 }
 
-// Drops `over` bytes from the end of the piece list (iov, *n).
-void trim(struct iovec* iov, int64_t* n, int64_t over) {
-  while (over > 0) {
-    const int64_t cut = std::min<int64_t>(over, iov[*n - 1].iov_len);
-    iov[*n - 1].iov_len -= cut, over -= cut;
-    if (iov[*n - 1].iov_len == 0) --*n;
-  }
-}
-
-// Copies stream bytes [0, n) of count elements of the sender's layout `remote` at its address
-// addr into the receive (CMA). False when the kernel refuses (then the pipelined path is used).
-bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t count, int64_t n, bool* refused) {
-  constexpr int64_t kMaxIov = 1024;  // the kernel's limit per call (IOV_MAX)
-  struct iovec riov[kMaxIov], liov[kMaxIov], rslice[kMaxIov];
-  const pid_t pid = static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire));
-  *refused = false;
-  for (int64_t off = 0; off < n;) {
-    int64_t nr = 0, rb = 0;
-    if (ddt_iov(reinterpret_cast<const void*>(addr), count, remote, off, riov, kMaxIov, &nr, &rb) != DDT_SUCCESS || rb <= 0)
-      return false;
-    if (off + rb > n) {  // trim the listing to the bytes this receive takes
-      trim(riov, &nr, off + rb - n);
-      rb = n - off;
-    }
-    // Local pieces for the same bytes, and the remote slice that matches them, call by call.
-    int64_t ri = 0, rused = 0;
-    for (int64_t lo = off; lo < off + rb;) {
-      int64_t nl = 0, lb = 0;
-      if (ddt_iov(r->rbuf, r->count, r->type, lo, liov, kMaxIov, &nl, &lb) != DDT_SUCCESS || lb <= 0) return false;
-      if (lo + lb > off + rb) {
-        trim(liov, &nl, lo + lb - (off + rb));
-        lb = off + rb - lo;
-      }
-      int64_t ns = 0, want = lb;
-      while (want > 0 && ns < kMaxIov) {
-        const int64_t take = std::min<int64_t>(want, riov[ri].iov_len - rused);
-        rslice[ns].iov_base = static_cast<char*>(riov[ri].iov_base) + rused;
-        rslice[ns].iov_len = take;
-        ++ns, want -= take, rused += take;
-        if (rused == static_cast<int64_t>(riov[ri].iov_len)) ++ri, rused = 0;
-      }
-      if (want > 0) {  // the remote slice needs more than kMaxIov pieces: shorten the local side
-        trim(liov, &nl, want);
-        lb -= want;
-      }
-      const ssize_t got = process_vm_readv(pid, liov, nl, rslice, ns, 0);
-      if (got < 0 && (errno == EPERM || errno == ENOSYS)) {
-        *refused = true;
-        return false;
-      }
-      if (got != lb) return false;
-      lo += lb;
-    }
-    off += rb;
-  }
-  return true;
-}
-
-// The mechanism's cost model. process_vm_readv costs about 1-1.5 us per call and 0.35 us per
-// piece (issue 10's measurement on this machine kind), and moves the bytes once; the pipelined
-// path moves them twice through cells that stay in cache (about 0.1-0.2 ns per byte each way).
-// So one copy pays when the pieces are long enough that 0.35 us per piece costs less than the
-// second pass: at pieces of some KiB. The pieces of a transfer are the finer of the two sides'
-// layouts (ddt_type_blocks, from the plans). The threshold is the issue's estimate, not yet
-// measured by a benchmark here; DDTKIT_MECH=cma forces CMA regardless.
-constexpr int64_t kCmaMinPiece = 4096;
-
-bool cma_pays(ddt_type remote, int64_t rcount, ddt_request r, int64_t n) {
-  int64_t rb = 0, lb = 0;
-  int asc = 0;
-  if (ddt_type_blocks(remote, &rb, &asc) != DDT_SUCCESS || ddt_type_blocks(r->type, &lb, &asc) != DDT_SUCCESS) return false;
-  const int64_t pieces = std::max(rb * rcount, lb * r->count);  // no overflow: blocks <= bytes
-  return pieces > 0 && n / pieces >= kCmaMinPiece;
-}
-
-// A matched message: eager bytes (data, n) or a rendezvous to start.
 void deliver_eager(ddt_request r, int source, int tag, const char* data, int64_t bytes) {
   const int64_t n = std::min(bytes, r->bytes);
   int64_t u = 0;
@@ -307,40 +240,35 @@ void deliver_eager(ddt_request r, int source, int tag, const char* data, int64_t
   complete(r, bytes > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
 }
 
-void deliver_rts(ddt_request r, int source, int tag, int64_t bytes, uint64_t sid, uint64_t addr, int64_t count,
-                 const char* desc, int64_t ndesc) {
-  r->status.source = source, r->status.tag = tag;
-  r->msg = bytes;
-  const int64_t n = std::min(bytes, r->bytes);
-  if (rt.cma && ndesc > 0) {
-    ddt_type remote = DDT_TYPE_NULL;
-    bool refused = false, ok = false, tried = false;
-    if (ddt_type_deserialize(desc, ndesc, &remote) == DDT_SUCCESS) {
-      // The peer's count is checked as any caller's (no negative count, no overflow) before
-      // the layout is taken to describe the message.
-      int64_t total = -1;
-      const bool describes = ddt::stream(remote, count, 0, &total) == DDT_SUCCESS && total == bytes;
-      if (describes && (rt.cma_forced || cma_pays(remote, count, r, n))) {
-        tried = true;
-        ok = cma_copy(r, source, remote, addr, count, n, &refused);
-      } else if (!describes) {
-        tried = true;  // a layout that does not describe the message: refused below
-      }
-      ddt_type_free(&remote);
-    } else {
-      tried = true;
-    }
-    if (tried && (ok || !refused)) {  // done, or a descriptor that fails validation: either way the sender is released
-      r->status.bytes = ok ? n : 0;
-      complete(r, !ok ? DDT_ERR_CORRUPT : bytes > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
-      enqueue(source, Outgoing{kFin, nullptr, sid, ok ? n : 0});
-      return;
-    }
-    if (refused) rt.cma = false;  // not permitted here: the pipelined path from now on
+// A receive of ours that the peer's cell names (by id), or null when the cell names none.
+ddt_request named(uint64_t id, int source, bool send) {
+  auto it = rt.waiting.find(id);
+  if (it == rt.waiting.end() || it->second->send != send) return nullptr;
+  const int peer = send ? it->second->peer : it->second->status.source;
+  return peer == source ? it->second : nullptr;
+}
+
+// A whole eager message, rts or layout (its body gathered), from source.
+void dispatch(int source, const CellHeader& h, const char* body, int64_t nbody) {
+  if (h.kind == kLayout) return on_layout(source, h, body, nbody);
+  if (h.kind == kRts && (h.flags & kResent)) {  // the layout a matched receive asked for
+    if (ddt_request r = named(h.id2, source, false)) deliver_rts(r, source, h, body, nbody);
+    return;
   }
-  r->id = rt.next_id++;
-  rt.waiting[r->id] = r;
-  enqueue(source, Outgoing{kCts, r, sid, 0});
+  ddt_request r = nullptr;
+  for (auto it = rt.posted.begin(); it != rt.posted.end(); ++it)
+    if (matches(*it, source, h.tag)) {
+      r = *it;
+      rt.posted.erase(it);
+      break;
+    }
+  if (r && h.kind == kEager) {
+    deliver_eager(r, source, h.tag, body, h.bytes);
+  } else if (r) {
+    deliver_rts(r, source, h, body, nbody);
+  } else {
+    rt.unexpected.push_back(Unexpected{source, h, std::vector<char>(body, body + nbody)});
+  }
 }
 
 // Reads every cell that has arrived from source, in order.
@@ -348,45 +276,59 @@ void drain(int source) {
   Channel* c = channel(rt.job, source, rt.rank);
   uint64_t tail = c->tail.load(std::memory_order_relaxed);
   const uint64_t head = c->head.load(std::memory_order_acquire);
+  Partial& part = rt.partial[source];
   for (; tail < head; ++tail) {
     const Cell& cell = c->cells[tail % kCells];
     const CellHeader h = cell.h;  // a copy: the peer cannot change what is checked below
     switch (h.kind) {
       case kEager:
-      case kRts: {
-        const int64_t ndesc = h.kind == kRts ? h.desc : 0;
-        if (h.bytes < 0 || (h.kind == kEager && h.bytes > kCellPayload) || ndesc < 0 || ndesc > kCellPayload) break;
-        ddt_request r = nullptr;
-        for (auto it = rt.posted.begin(); it != rt.posted.end(); ++it)
-          if (matches(*it, source, h.tag)) {
-            r = *it;
-            rt.posted.erase(it);
-            break;
-          }
-        if (r && h.kind == kEager) {
-          deliver_eager(r, source, h.tag, cell.data, h.bytes);
-        } else if (r) {
-          deliver_rts(r, source, h.tag, h.bytes, h.id, h.addr, h.count, cell.data, ndesc);
-        } else {
-          Unexpected u{source, h.tag, static_cast<CellKind>(h.kind), h.bytes, {}, h.id, h.addr, h.count};
-          const int64_t keep = h.kind == kEager ? h.bytes : ndesc;
-          u.data.assign(cell.data, cell.data + keep);
-          rt.unexpected.push_back(std::move(u));
+        if (h.bytes >= 0 && h.bytes <= kCellPayload) dispatch(source, h, cell.data, h.bytes);
+        break;
+      case kRts:
+      case kLayout:
+        if (h.bytes < 0 || h.desc < 0 || h.desc > kMaxBody) break;  // broken: dropped
+        if (h.desc <= kCellPayload) {
+          dispatch(source, h, cell.data, h.desc);
+        } else {  // the body continues in kMore cells
+          part.active = true, part.h = h;
+          part.data.assign(cell.data, cell.data + kCellPayload);
+        }
+        break;
+      case kMore: {
+        if (!part.active) break;
+        const int64_t left = part.h.desc - static_cast<int64_t>(part.data.size());
+        if (h.bytes <= 0 || h.bytes > kCellPayload || h.bytes > left) {  // broken: dropped
+          part.active = false;
+          break;
+        }
+        part.data.insert(part.data.end(), cell.data, cell.data + h.bytes);
+        if (h.bytes == left) {
+          part.active = false;
+          dispatch(source, part.h, part.data.data(), part.h.desc);
         }
         break;
       }
       case kCts: {
-        auto it = rt.waiting.find(h.id);
-        if (it == rt.waiting.end() || !it->second->send || it->second->peer != source) break;  // not ours
-        ddt_request s = it->second;
+        ddt_request s = named(h.id, source, true);
+        if (!s) break;
         s->rid = h.id2;
-        rt.out[source].push_back(Outgoing{kData, s, 0, 0});
+        if (h.flags & kNeedLayout) {  // the receiver evicted the layout: the rts again, with it
+          Outgoing o{kRts, s, h.id2};
+          o.flags = kHasHash | kResent;
+          o.hash = key_of(s->type);
+          rt.sent.erase(source, o.hash);
+          o.body = serialized(s->type);
+          rt.sent.add(source, o.hash);
+          rt.out[source].push_back(std::move(o));
+        } else {
+          s->sent = 0;
+          rt.out[source].push_back(Outgoing{(h.flags & kSendIov) ? kIov : kData, s});
+        }
         break;
       }
       case kData: {
-        auto it = rt.waiting.find(h.id);
-        if (it == rt.waiting.end() || it->second->send || it->second->status.source != source) break;
-        ddt_request r = it->second;
+        ddt_request r = named(h.id, source, false);
+        if (!r) break;
         if (h.offset != r->got || h.bytes <= 0 || h.bytes > kCellPayload || h.offset + h.bytes > r->msg) {
           r->status.bytes = std::min(r->got, r->bytes);
           complete(r, DDT_ERR_CORRUPT);  // out of order or out of bounds: a broken peer
@@ -405,12 +347,22 @@ void drain(int source) {
         }
         break;
       }
-      case kFin: {
-        auto it = rt.waiting.find(h.id);
-        if (it == rt.waiting.end() || !it->second->send || it->second->peer != source) break;
-        complete(it->second, DDT_SUCCESS);
+      case kIov:
+        if (ddt_request r = named(h.id, source, false)) on_iov(r, source, h, cell.data);
         break;
-      }
+      case kFin:
+        if (ddt_request s = named(h.id, source, true)) {
+          unqueue(s);  // piece lists the receiver no longer needs
+          complete(s, DDT_SUCCESS);
+        }
+        break;
+      case kForget:
+        rt.layouts.unpin(source, key_of(h));
+        break;
+      case kUnmap:
+        rt.layouts.drop_segment(source, h.seg);
+        rt.attacher.drop(source, h.seg);
+        break;
       default:
         break;  // unknown kinds are ignored
     }
@@ -419,6 +371,13 @@ void drain(int source) {
 }
 
 void progress() {
+  for (const Released& r : take_released())  // peers drop their mappings of freed segments
+    for (int p : r.peers)
+      if (p != rt.rank && p < rt.size) {
+        Outgoing o{kUnmap};
+        o.seg = r.id;
+        rt.out[p].push_back(o);
+      }
   flush();
   for (int s = 0; s < rt.size; ++s) drain(s);
   flush();
@@ -485,13 +444,30 @@ int ddt_comm_init(void) {
     }
     if (rank == 0)
       if (const char* path = std::getenv("DDTKIT_JOB")) unlink(path);
-    rt = Runtime{};
-    rt.job = job, rt.rank = rank, rt.size = size;
-    rt.out.resize(size);
-    const char* mech = std::getenv("DDTKIT_MECH");
-    rt.pipe_only = mech && !std::strcmp(mech, "pipe");
-    rt.cma_forced = mech && !std::strcmp(mech, "cma");
-    rt.cma = !rt.pipe_only;
+    rt.layouts.clear();
+    rt.attacher.close();
+    rt.out.assign(size, {});
+    rt.posted.clear(), rt.unexpected.clear(), rt.waiting.clear();
+    rt.partial.assign(size, Partial{});
+    rt.sent = SentSet{};
+    rt.times = ddt_comm_times{};
+    rt.job = job, rt.rank = rank, rt.size = size, rt.cma = true;
+    rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED;
+    if (const char* m = std::getenv("DDTKIT_MECH")) {
+      for (auto [name, v] : {std::pair{"auto", DDT_MECH_AUTO}, {"pipe", DDT_MECH_PIPE}, {"cma", DDT_MECH_CMA}, {"heap", DDT_MECH_HEAP}})
+        if (!std::strcmp(m, name)) rt.mech = v;
+    }
+    if (const char* x = std::getenv("DDTKIT_EXCHANGE")) {
+      for (auto [name, v] : {std::pair{"memoized", DDT_EXCHANGE_MEMOIZED}, {"descriptor", DDT_EXCHANGE_DESCRIPTOR},
+                             {"naive", DDT_EXCHANGE_NAIVE}, {"pipelined", DDT_EXCHANGE_PIPELINED}})
+        if (!std::strcmp(x, name)) rt.exchange = v;
+    }
+    // The heap's segment socket, named by the job's segment (unique per job and user); without
+    // it sends from the heap go by CMA or cells.
+    const char* path = std::getenv("DDTKIT_JOB");
+    std::string key = path ? path : "";
+    key = key.substr(key.find_last_of('/') + 1);
+    rt.attacher.open(key, rank, job);
     return static_cast<int>(DDT_SUCCESS);
   });
 }
@@ -505,6 +481,8 @@ int ddt_comm_finalize(void) {
     return true;
   }, [] { return any_peer_dead(); });
   if (!e) e = ddt_comm_barrier();
+  rt.layouts.clear();
+  rt.attacher.close();
   detach_job(rt.job);
   rt.job = nullptr;
   return e;
@@ -533,11 +511,12 @@ int ddt_comm_isend(const void* buf, int64_t count, ddt_type type, int dest, int 
     r->bytes = packed_size(type, count);
     ddt::retain(type);  // the type may be freed while the send is in flight
     r->id = rt.next_id++;
+    r->exchange = rt.exchange;
     if (r->bytes <= kCellPayload) {
-      enqueue(dest, Outgoing{kEager, r, 0, 0});
+      enqueue(dest, Outgoing{kEager, r});
     } else {
       rt.waiting[r->id] = r;
-      enqueue(dest, Outgoing{kRts, r, 0, 0});
+      enqueue(dest, make_rts(r));
     }
     *req = r;
     return static_cast<int>(DDT_SUCCESS);
@@ -555,14 +534,13 @@ int ddt_comm_irecv(void* buf, int64_t count, ddt_type type, int source, int tag,
     ddt::retain(type);
     progress();  // messages that have arrived are matched before this receive is
     for (auto it = rt.unexpected.begin(); it != rt.unexpected.end(); ++it) {
-      if (!matches(r, it->source, it->tag)) continue;
+      if (!matches(r, it->source, it->h.tag)) continue;
       Unexpected u = std::move(*it);
       rt.unexpected.erase(it);
-      if (u.kind == kEager)
-        deliver_eager(r, u.source, u.tag, u.data.data(), u.bytes);
+      if (u.h.kind == kEager)
+        deliver_eager(r, u.source, u.h.tag, u.data.data(), u.h.bytes);
       else
-        deliver_rts(r, u.source, u.tag, u.bytes, u.id, u.addr, u.count, u.data.data(),
-                    static_cast<int64_t>(u.data.size()));
+        deliver_rts(r, u.source, u.h, u.data.data(), static_cast<int64_t>(u.data.size()));
       *req = r;
       return static_cast<int>(DDT_SUCCESS);
     }
@@ -644,6 +622,61 @@ int ddt_comm_barrier(void) {
   }
   return spin([&] { return j->barrier_generation.load(std::memory_order_acquire) != gen; },
               [] { return any_peer_dead(); });
+}
+
+int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries) {
+  if (!ready()) return DDT_ERR_COMM;
+  if (mechanism < DDT_MECH_AUTO || mechanism > DDT_MECH_HEAP || exchange < DDT_EXCHANGE_MEMOIZED ||
+      exchange > DDT_EXCHANGE_PIPELINED)
+    return DDT_ERR_ARG;
+  rt.mech = mechanism, rt.exchange = exchange;
+  if (cache_entries > 0) {
+    rt.layouts.set_capacity(cache_entries);
+    rt.sent.set_capacity(cache_entries);
+  }
+  return DDT_SUCCESS;
+}
+
+int ddt_comm_get_times(ddt_comm_times* t) {
+  if (!t) return DDT_ERR_ARG;
+  if (!ready()) return DDT_ERR_COMM;
+  *t = rt.times;
+  return DDT_SUCCESS;
+}
+
+int ddt_type_commit_comm(ddt_type type) {
+  if (!ready()) return DDT_ERR_COMM;
+  if (int e = ddt::check_type(type)) return e;
+  if (!type->committed.load(std::memory_order_acquire)) return DDT_ERR_NOT_COMMITTED;
+  return ddt::guarded([&] {
+    const Hash h = key_of(type);
+    auto body = serialized(type);
+    if (!body) return static_cast<int>(DDT_ERR_NO_MEM);
+    rt.sent.pin(h);
+    for (int p = 0; p < rt.size; ++p) {
+      if (p == rt.rank) continue;
+      Outgoing o{kLayout};
+      o.hash = h, o.body = body;
+      enqueue(p, std::move(o));
+    }
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+int ddt_type_free_comm(ddt_type type) {
+  if (!ready()) return DDT_ERR_COMM;
+  if (int e = ddt::check_type(type)) return e;
+  return ddt::guarded([&] {
+    const Hash h = key_of(type);
+    rt.sent.unpin(h);
+    for (int p = 0; p < rt.size; ++p) {
+      if (p == rt.rank) continue;
+      Outgoing o{kForget};
+      o.hash = h;
+      enqueue(p, std::move(o));
+    }
+    return static_cast<int>(DDT_SUCCESS);
+  });
 }
 
 }  // extern "C"

@@ -26,19 +26,43 @@ constexpr int kCells = 32;               // per channel
 constexpr int64_t kCellBytes = 16384;    // a cell with its header
 
 // What a cell carries (kind) and its words. id names a request of the side that will read the
-// answer (an RTS names the sender's request, a CTS or DATA the receiver's); it is only ever used
-// as a key into the reader's own table of live requests, never dereferenced.
-enum CellKind : uint32_t { kEager = 1, kRts = 2, kCts = 3, kData = 4, kFin = 5 };
+// answer (an RTS names the sender's request, a CTS, DATA or IOV the receiver's); it is only ever
+// used as a key into the reader's own table of live requests, never dereferenced.
+//   eager   tag, bytes; the packed message in data
+//   rts     tag, bytes, id, addr and count of the send, seg (its heap segment or 0), flags
+//           (kHasHash: hash names the layout; kIovExchange*: the layout comes as piece lists;
+//           kResent: the layout again, for the receive id2 that asked), desc = bytes of the
+//           serialized layout that follow in data and in kMore cells
+//   cts     id (the send), id2 (the receive), flags (kNeedLayout, kSendIov, or neither: data)
+//   data    id, offset, bytes: stream bytes [offset, offset + bytes) in data
+//   iov     id, offset, bytes, count: `count` iovecs in data, the sender's pieces of stream
+//           bytes [offset, offset + bytes)
+//   fin     id, bytes delivered
+//   more    the next part of the previous rts or layout of this channel
+//   layout  hash, desc (as rts), flags kPin: ddt_type_commit_comm; forget: hash, unpin it
+//   unmap   seg: the sender has freed that heap segment
+enum CellKind : uint32_t {
+  kEager = 1, kRts = 2, kCts = 3, kData = 4, kFin = 5, kIov = 6, kMore = 7, kLayout = 8, kForget = 9, kUnmap = 10
+};
+enum CellFlags : uint32_t {
+  kHasHash = 1, kIovNaive = 2, kIovPipelined = 4, kResent = 8,  // rts
+  kNeedLayout = 16, kSendIov = 32,                               // cts
+};
 struct CellHeader {
   uint32_t kind;
   int32_t tag;
-  int64_t bytes;    // eager, rts: message bytes; data: bytes in this cell
-  uint64_t id;      // see above
-  uint64_t id2;     // cts: the receiver's request (the sender echoes it in data); rts: flags
-  int64_t offset;   // data: stream offset of this cell's bytes
-  uint64_t addr;    // rts: the sender's buffer address
-  int64_t count;    // rts: the sender's element count
-  int64_t desc;     // rts: bytes of serialized layout in data (0: none)
+  int64_t bytes;
+  uint64_t id;
+  uint64_t id2;
+  int64_t offset;
+  uint64_t addr;
+  int64_t count;
+  int64_t desc;
+  uint64_t seg;
+  uint32_t flags;
+  uint32_t pad;
+  uint8_t hash[16];  // with extent: a layout's key (the hash names one element's bytes; the
+  int64_t extent;    // extent places the next, so two types differing in it must not share a key)
 };
 constexpr int64_t kCellPayload = kCellBytes - static_cast<int64_t>(sizeof(CellHeader));
 struct Cell {

@@ -25,6 +25,23 @@ constexpr uint8_t kVersion = 1;
 
 }  // namespace
 
+namespace ddt {
+
+void layout_hash(ddt_type t, uint8_t out[16]) {
+  if (t->hash_state.load(std::memory_order_acquire) == 2) {
+    std::memcpy(out, t->hash_bytes, 16);
+    return;
+  }
+  hash_layout(*t->layout, out);  // may throw bad_alloc: nothing published yet
+  int expect = 0;
+  if (t->hash_state.compare_exchange_strong(expect, 1, std::memory_order_acq_rel)) {
+    std::memcpy(t->hash_bytes, out, 16);
+    t->hash_state.store(2, std::memory_order_release);
+  }  // else another thread publishes the same bytes
+}
+
+}  // namespace ddt
+
 extern "C" {
 
 // The hash names the layout alone, not the type's bounds: two types with one layout share it.
@@ -32,7 +49,7 @@ int ddt_type_hash(ddt_type type, uint8_t out[16]) {
   if (int e = ddt::check_type(type)) return e;
   if (!out) return DDT_ERR_ARG;
   try {
-    ddt::hash_layout(*type->layout, out);
+    ddt::layout_hash(type, out);
   } catch (const std::bad_alloc&) {
     return DDT_ERR_NO_MEM;
   }

@@ -48,6 +48,10 @@ struct ddt_type_s {
   // drop_plan. Opaque here: types know no plans (DESIGN.md's layers).
   std::atomic<const void*> plan{nullptr};
   std::atomic<void (*)(const void*)> drop_plan{nullptr};
+  // The layout's hash, computed at first use (ddt::layout_hash): the runtime names a layout by it
+  // on every send. 0 none, 1 being written, 2 valid; the bytes are written once, before the 2.
+  std::atomic<int> hash_state{0};
+  uint8_t hash_bytes[16] = {};
 
   ~ddt_type_s() {
     if (const void* p = plan.load(std::memory_order_acquire)) drop_plan.load(std::memory_order_relaxed)(p);
@@ -66,5 +70,7 @@ void retain(ddt_type t);
 void release(ddt_type t);
 // Sets t's true bounds from its layout; DDT_ERR_OVERFLOW if they are not representable.
 int set_true_bounds_from_layout(ddt_type t);
+// The layout hash of a usable type (ddt_type_hash's value), computed once per type.
+void layout_hash(ddt_type t, uint8_t out[16]);
 
 }  // namespace ddt

@@ -1,0 +1,202 @@
+// The mapped shared heap (heap.hpp): segments, the arena allocator, ddt_alloc and ddt_free.
+//
+// Arena allocation is first-fit over a free list ordered by address, with neighbours coalesced on
+// free; blocks are multiples of 64 bytes, so every allocation is 64-byte aligned. The heap is
+// guarded by one mutex: ddt_alloc and ddt_free may be called from any thread, unlike ddt_comm_*.
+#include "shm/heap.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bitset>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "ddtkit.h"
+#include "shm/job.hpp"
+#include "util/guarded.hpp"
+
+namespace ddt::shm {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+
+struct Segment {
+  uint64_t id;
+  int fd;
+  int64_t size;
+  bool arena;
+  std::map<uintptr_t, int64_t> free;   // arena: free blocks, address -> bytes
+  std::map<uintptr_t, int64_t> used;   // arena: allocations, address -> bytes
+  std::bitset<kMaxRanks> sent;         // peers that hold this segment's descriptor
+};
+
+struct Heap {
+  std::mutex m;
+  uint64_t next_id = 1;
+  std::map<uintptr_t, Segment> segments;  // by base address
+  std::vector<Released> released;
+};
+Heap& heap() {
+  static Heap* h = new Heap;  // never destroyed: ddt_free may run from other static destructors
+  return *h;
+}
+
+// A new sealed segment of size bytes mapped here: its base, or 0 on failure.
+uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
+  const int fd = memfd_create("ddtkit-heap", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return 0;
+  if (ftruncate(fd, size) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    close(fd);
+    return 0;
+  }
+  void* p = mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    close(fd);
+    return 0;
+  }
+  const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  Segment& s = h.segments[base];
+  s.id = h.next_id++, s.fd = fd, s.size = size, s.arena = arena;
+  if (arena) s.free[base] = size;
+  return base;
+}
+
+// The segment whose mapping contains address a, or end().
+std::map<uintptr_t, Segment>::iterator containing(Heap& h, uintptr_t a) {
+  auto it = h.segments.upper_bound(a);
+  if (it == h.segments.begin()) return h.segments.end();
+  --it;
+  return a < it->first + static_cast<uintptr_t>(it->second.size) ? it : h.segments.end();
+}
+
+void* arena_take(Segment& s, int64_t bytes) {
+  for (auto it = s.free.begin(); it != s.free.end(); ++it) {
+    if (it->second < bytes) continue;
+    const uintptr_t at = it->first;
+    const int64_t left = it->second - bytes;
+    s.free.erase(it);
+    if (left > 0) s.free[at + static_cast<uintptr_t>(bytes)] = left;
+    s.used[at] = bytes;
+    return reinterpret_cast<void*>(at);
+  }
+  return nullptr;
+}
+
+void arena_give(Segment& s, uintptr_t at, int64_t bytes) {
+  auto next = s.free.lower_bound(at);
+  if (next != s.free.end() && at + static_cast<uintptr_t>(bytes) == next->first) {
+    bytes += next->second;
+    next = s.free.erase(next);
+  }
+  if (next != s.free.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + static_cast<uintptr_t>(prev->second) == at) {
+      prev->second += bytes;
+      return;
+    }
+  }
+  s.free[at] = bytes;
+}
+
+}  // namespace
+
+SegmentRef find_segment(uintptr_t lo, uintptr_t hi) {
+  Heap& h = heap();
+  std::lock_guard<std::mutex> g(h.m);
+  auto it = containing(h, lo);
+  if (it == h.segments.end() || hi < lo || hi > it->first + static_cast<uintptr_t>(it->second.size)) return {};
+  return SegmentRef{it->second.id, it->second.fd, it->first, it->second.size};
+}
+
+bool sent_to(uint64_t id, int peer) {
+  Heap& h = heap();
+  std::lock_guard<std::mutex> g(h.m);
+  for (auto& [base, s] : h.segments)
+    if (s.id == id) return s.sent.test(peer);
+  return false;
+}
+
+void set_sent(uint64_t id, int peer) {
+  Heap& h = heap();
+  std::lock_guard<std::mutex> g(h.m);
+  for (auto& [base, s] : h.segments)
+    if (s.id == id) s.sent.set(peer);
+}
+
+std::vector<Released> take_released() {
+  Heap& h = heap();
+  std::lock_guard<std::mutex> g(h.m);
+  std::vector<Released> r;
+  r.swap(h.released);
+  return r;
+}
+
+}  // namespace ddt::shm
+
+extern "C" {
+
+int ddt_alloc(int64_t bytes, void** ptr) {
+  using namespace ddt::shm;
+  if (!ptr) return DDT_ERR_ARG;
+  *ptr = nullptr;
+  if (bytes < 0) return DDT_ERR_ARG;
+  if (bytes > (int64_t{1} << 46)) return DDT_ERR_NO_MEM;
+  return ddt::guarded([&] {
+    const int64_t need = std::max<int64_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    Heap& h = heap();
+    std::lock_guard<std::mutex> g(h.m);
+    if (need >= kDedicated) {
+      const int64_t page = sysconf(_SC_PAGESIZE);
+      const uintptr_t base = new_segment(h, (need + page - 1) / page * page, false);
+      if (!base) return static_cast<int>(DDT_ERR_NO_MEM);
+      *ptr = reinterpret_cast<void*>(base);
+      return static_cast<int>(DDT_SUCCESS);
+    }
+    for (auto& [base, s] : h.segments)
+      if (s.arena)
+        if (void* p = arena_take(s, need)) {
+          *ptr = p;
+          return static_cast<int>(DDT_SUCCESS);
+        }
+    const uintptr_t base = new_segment(h, kArenaBytes, true);
+    if (!base) return static_cast<int>(DDT_ERR_NO_MEM);
+    *ptr = arena_take(h.segments[base], need);
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+int ddt_free(void* ptr) {
+  using namespace ddt::shm;
+  if (!ptr) return DDT_SUCCESS;
+  return ddt::guarded([&] {
+    Heap& h = heap();
+    std::lock_guard<std::mutex> g(h.m);
+    const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+    auto it = containing(h, a);
+    if (it == h.segments.end()) return static_cast<int>(DDT_ERR_ARG);
+    Segment& s = it->second;
+    if (s.arena) {
+      auto u = s.used.find(a);
+      if (u == s.used.end()) return static_cast<int>(DDT_ERR_ARG);  // not an allocation's start
+      arena_give(s, a, u->second);
+      s.used.erase(u);
+      return static_cast<int>(DDT_SUCCESS);
+    }
+    if (a != it->first) return static_cast<int>(DDT_ERR_ARG);
+    Released r{s.id, {}};
+    for (int p = 0; p < kMaxRanks; ++p)
+      if (s.sent.test(p)) r.peers.push_back(p);
+    if (!r.peers.empty()) h.released.push_back(std::move(r));
+    munmap(ptr, static_cast<size_t>(s.size));
+    close(s.fd);
+    h.segments.erase(it);
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+}  // extern "C"

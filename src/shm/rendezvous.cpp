@@ -1,0 +1,389 @@
+// Large messages (runtime.hpp): how the receiver learns the sender's layout, and how it moves the
+// bytes once it knows it.
+//
+// Layout exchange, chosen by the sender (FALCON-X section 4):
+//   memoized (default)  the RTS names the layout by its content hash, and carries the serialized
+//                       layout only when this sender has not sent it to this peer before
+//                       (memo.hpp); a receiver that has evicted it asks again (CTS kNeedLayout);
+//   descriptor          the RTS carries the serialized canonical layout every time;
+//   naive, pipelined    the RTS carries no layout: after the CTS, the sender lists its pieces
+//                       (ddt_iov) into iov cells; the receiver copies after the last (naive) or
+//                       as each arrives (pipelined). O(blocks) metadata: the designs the others
+//                       are measured against.
+// Mechanism, chosen by the receiver (select() below):
+//   heap   the send buffer lies in the sender's mapped heap (heap.hpp) and this process has the
+//          segment mapped (attach.hpp): ddt's own type-to-type copy runs from the mapping into
+//          the receive, one pass, no system call;
+//   cma    process_vm_readv with both sides' piece lists, at most 1024 pieces a call;
+//   pipe   CTS, and the sender packs the stream into data cells that the receiver unpacks.
+// Every address that arrives from the sender is checked before it is read: a layout's whole span
+// (true bounds over count elements) must lie inside the segment it names, and with an iov
+// exchange every piece must; with CMA the kernel checks them against the sender's mappings.
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/arguments.hpp"
+#include "cpu/copy.hpp"
+#include "shm/heap.hpp"
+#include "shm/runtime.hpp"
+#include "type/type.hpp"
+
+namespace ddt::shm {
+
+namespace {
+
+constexpr int64_t kMaxIov = 1024;  // the kernel's limit per process_vm_readv call (IOV_MAX)
+
+// ---- the cost model -----------------------------------------------------------------------------
+// heap: plain loads from a mapping, no per-piece or per-call kernel cost, one pass: chosen
+//   whenever the send buffer is in the heap and the segment is mapped (its only cost, mapping on
+//   first use, is paid once per segment and peer and then cached).
+// cma: process_vm_readv costs about 1-1.5 us per call and 0.35 us per piece (issue 10's
+//   measurement on this machine kind) and moves the bytes once; the pipelined path moves them
+//   twice through cells that stay in cache (about 0.1-0.2 ns per byte each way). So one copy by
+//   CMA pays when pieces are long enough that 0.35 us per piece costs less than the second pass:
+//   pieces of some KiB. The pieces of a transfer are the finer of the two sides' layouts
+//   (ddt_type_blocks, from the plans).
+constexpr int64_t kCmaMinPiece = 4096;
+
+bool cma_pays(ddt_type remote, int64_t rcount, ddt_request r, int64_t n) {
+  int64_t rb = 0, lb = 0;
+  int asc = 0;
+  if (ddt_type_blocks(remote, &rb, &asc) != DDT_SUCCESS || ddt_type_blocks(r->type, &lb, &asc) != DDT_SUCCESS) return false;
+  int64_t rp, lp;
+  if (__builtin_mul_overflow(rb, rcount, &rp)) rp = INT64_MAX;
+  if (__builtin_mul_overflow(lb, r->count, &lp)) lp = INT64_MAX;
+  const int64_t pieces = std::max(rp, lp);
+  return pieces > 0 && n / pieces >= kCmaMinPiece;
+}
+
+enum class Mech { kHeap, kCma, kPipe };
+
+// remote is null for an iov exchange (the pieces are not known yet: CMA whenever permitted).
+Mech select(ddt_request r, const Attachment* seg, ddt_type remote, int64_t n) {
+  if (rt.mech == DDT_MECH_PIPE) return Mech::kPipe;
+  if (seg && rt.mech != DDT_MECH_CMA) return Mech::kHeap;
+  if (!rt.cma) return Mech::kPipe;
+  if (rt.mech == DDT_MECH_CMA || !remote) return Mech::kCma;
+  return cma_pays(remote, r->rcount, r, n) ? Mech::kCma : Mech::kPipe;
+}
+
+// ---- CMA ----------------------------------------------------------------------------------------
+
+// Drops `over` bytes from the end of the piece list (iov, *n).
+void trim(struct iovec* iov, int64_t* n, int64_t over) {
+  while (over > 0) {
+    const int64_t cut = std::min<int64_t>(over, iov[*n - 1].iov_len);
+    iov[*n - 1].iov_len -= cut, over -= cut;
+    if (iov[*n - 1].iov_len == 0) --*n;
+  }
+}
+
+// Copies the sender's pieces remote[0, nr), which are stream bytes [off, off + their total) with
+// the total at most the receive's remaining bytes, into the receive with process_vm_readv. False
+// when the kernel refuses (*refused: not permitted here) or a read comes up short.
+bool cma_pull(ddt_request r, pid_t pid, const struct iovec* remote, int64_t nr, int64_t off, bool* refused) {
+  struct iovec liov[kMaxIov], rslice[kMaxIov];
+  int64_t end = off;
+  for (int64_t i = 0; i < nr; ++i) end += static_cast<int64_t>(remote[i].iov_len);
+  int64_t ri = 0, rused = 0;
+  for (int64_t lo = off; lo < end;) {
+    int64_t nl = 0, lb = 0;
+    if (ddt_iov(r->rbuf, r->count, r->type, lo, liov, kMaxIov, &nl, &lb) != DDT_SUCCESS || lb <= 0) return false;
+    if (lo + lb > end) {
+      trim(liov, &nl, lo + lb - end);
+      lb = end - lo;
+    }
+    // The remote slice that matches these local bytes, at most kMaxIov pieces of it.
+    int64_t ns = 0, want = lb;
+    while (want > 0 && ns < kMaxIov) {
+      const int64_t take = std::min<int64_t>(want, remote[ri].iov_len - rused);
+      rslice[ns].iov_base = static_cast<char*>(remote[ri].iov_base) + rused;
+      rslice[ns].iov_len = take;
+      ++ns, want -= take, rused += take;
+      if (rused == static_cast<int64_t>(remote[ri].iov_len)) ++ri, rused = 0;
+    }
+    if (want > 0) {  // the remote slice needs more than kMaxIov pieces: shorten the local side
+      trim(liov, &nl, want);
+      lb -= want;
+    }
+    const ssize_t got = process_vm_readv(pid, liov, nl, rslice, ns, 0);
+    if (got < 0 && (errno == EPERM || errno == ENOSYS)) {
+      *refused = true;
+      return false;
+    }
+    if (got != lb) return false;
+    lo += lb;
+  }
+  return true;
+}
+
+// Stream bytes [0, n) of count elements of the sender's layout remote at its address addr.
+bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t count, int64_t n, bool* refused) {
+  struct iovec riov[kMaxIov];
+  const pid_t pid = static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire));
+  *refused = false;
+  for (int64_t off = 0; off < n;) {
+    int64_t nr = 0, rb = 0;
+    if (ddt_iov(reinterpret_cast<const void*>(addr), count, remote, off, riov, kMaxIov, &nr, &rb) != DDT_SUCCESS || rb <= 0)
+      return false;
+    if (off + rb > n) {
+      trim(riov, &nr, off + rb - n);
+      rb = n - off;
+    }
+    if (!cma_pull(r, pid, riov, nr, off, refused)) return false;
+    off += rb;
+  }
+  return true;
+}
+
+// ---- the mapped heap ---------------------------------------------------------------------------
+
+// The local address of the sender's buffer addr, when count elements of remote there lie wholly
+// inside the segment; 0 otherwise. (The buffer address itself may lie outside: only data bytes
+// must be inside.)
+uintptr_t heap_source(const Attachment& a, ddt_type remote, uint64_t addr, int64_t count) {
+  int64_t tlb = 0, text = 0, lb = 0, ext = 0;
+  if (count <= 0 || ddt_type_true_extent(remote, &tlb, &text) || ddt_type_extent(remote, &lb, &ext)) return 0;
+  const __int128 step = static_cast<__int128>(count - 1) * ext;
+  const __int128 lo = static_cast<__int128>(addr) + tlb + std::min<__int128>(0, step);
+  const __int128 hi = static_cast<__int128>(addr) + tlb + text + std::max<__int128>(0, step);
+  if (lo < 0 || hi < lo || hi > static_cast<__int128>(UINT64_MAX)) return 0;
+  if (!a.translate(static_cast<uintptr_t>(lo), static_cast<uint64_t>(hi - lo))) return 0;
+  return reinterpret_cast<uintptr_t>(a.local) + (static_cast<uintptr_t>(addr) - a.owner_base);  // mod 2^64
+}
+
+// Copies the sender's pieces (stream bytes from off) out of the mapping into the receive; false
+// when a piece is not inside the segment (nothing of it is read).
+bool heap_pull(ddt_request r, const Attachment& a, const struct iovec* pieces, int64_t n, int64_t off) {
+  if (!r->cursor || r->cursor->position() != off) {
+    r->cursor.reset(new ddt::Cursor(*r->type->layout, r->type->extent(), reinterpret_cast<uintptr_t>(r->rbuf), r->count));
+    r->cursor->seek(off);
+  }
+  for (int64_t i = 0; i < n && off < r->bytes; ++i) {
+    const char* src = a.translate(reinterpret_cast<uintptr_t>(pieces[i].iov_base), pieces[i].iov_len);
+    if (!src) return false;
+    ddt::CursorCopy<false> op{const_cast<char*>(src)};
+    off += r->cursor->advance(std::min<int64_t>(pieces[i].iov_len, r->bytes - off), op);
+  }
+  return true;
+}
+
+void finish(ddt_request r, int source, bool ok, int64_t n) {
+  r->status.bytes = ok ? n : 0;
+  complete(r, !ok ? DDT_ERR_CORRUPT : r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
+  enqueue(source, Outgoing{kFin, nullptr, r->sid, ok ? n : 0});
+}
+
+void ask(ddt_request r, int source, uint32_t flags) {
+  if (!r->id) r->id = rt.next_id++;
+  rt.waiting[r->id] = r;
+  Outgoing o{kCts, r, r->sid};
+  o.flags = flags;
+  enqueue(source, o);
+}
+
+}  // namespace
+
+std::shared_ptr<const std::string> serialized(ddt_type t) {
+  int64_t need = 0;
+  ddt_type_serialize(t, nullptr, 0, &need);
+  auto s = std::make_shared<std::string>(static_cast<size_t>(need), '\0');
+  if (ddt_type_serialize(t, s->data(), need, &need) != DDT_SUCCESS) return nullptr;
+  return s;
+}
+
+Outgoing make_rts(ddt_request r) {
+  const int64_t t0 = now_ns();
+  Outgoing o{kRts, r};
+  // The heap segment the whole send lies in, its descriptor sent to the peer if not yet.
+  if (rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable() && r->bytes > 0) {
+    int64_t tlb = 0, text = 0, lb = 0, ext = 0;
+    ddt_type_true_extent(r->type, &tlb, &text);
+    ddt_type_extent(r->type, &lb, &ext);
+    const __int128 step = static_cast<__int128>(r->count - 1) * ext;
+    const __int128 lo = static_cast<__int128>(reinterpret_cast<uintptr_t>(r->sbuf)) + tlb + std::min<__int128>(0, step);
+    const __int128 hi = static_cast<__int128>(reinterpret_cast<uintptr_t>(r->sbuf)) + tlb + text + std::max<__int128>(0, step);
+    if (lo >= 0 && hi <= static_cast<__int128>(UINTPTR_MAX)) {
+      const SegmentRef seg = find_segment(static_cast<uintptr_t>(lo), static_cast<uintptr_t>(hi));
+      if (seg.id && (!sent_to(seg.id, r->peer) ? rt.attacher.send(r->peer, seg) && (set_sent(seg.id, r->peer), true) : true))
+        o.seg = seg.id;
+    }
+  }
+  if (rt.mech != DDT_MECH_PIPE) {
+    switch (r->exchange) {
+      case DDT_EXCHANGE_MEMOIZED: {
+        o.hash = key_of(r->type);
+        o.flags |= kHasHash;
+        if (!rt.sent.has(r->peer, o.hash)) {
+          o.body = serialized(r->type);
+          rt.sent.add(r->peer, o.hash);
+        }
+        break;
+      }
+      case DDT_EXCHANGE_DESCRIPTOR:
+        o.body = serialized(r->type);
+        break;
+      case DDT_EXCHANGE_NAIVE:
+        o.flags |= kIovNaive;
+        break;
+      default:
+        o.flags |= kIovPipelined;
+        break;
+    }
+  }
+  rt.times.exchange_ns += now_ns() - t0;
+  ++rt.times.sends;
+  return o;
+}
+
+void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* body, int64_t nbody) {
+  if (!(h.flags & kResent)) {
+    r->status.source = source, r->status.tag = h.tag;
+    r->msg = h.bytes, r->sid = h.id, r->raddr = h.addr, r->rcount = h.count, r->rseg = h.seg;
+    ++rt.times.receives;
+  }
+  const int64_t n = std::min(r->msg, r->bytes);
+  int64_t t0 = now_ns();
+  const Attachment* seg = r->rseg && rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA ? rt.attacher.find(source, r->rseg) : nullptr;
+  rt.times.attach_ns += now_ns() - t0;
+
+  if (h.flags & (kIovNaive | kIovPipelined)) {  // the layout comes as pieces after the CTS
+    const Mech m = select(r, seg, nullptr, n);
+    if (m == Mech::kPipe) return ask(r, source, 0);
+    r->via_heap = m == Mech::kHeap, r->naive = h.flags & kIovNaive;
+    return ask(r, source, kSendIov);
+  }
+  if (rt.mech == DDT_MECH_PIPE || (!nbody && !(h.flags & kHasHash))) return ask(r, source, 0);
+
+  // The sender's layout: from the body (and into the cache when it is keyed), or from the cache.
+  t0 = now_ns();
+  const Hash key = key_of(h);
+  ddt_type remote = DDT_TYPE_NULL;
+  bool owned = false;
+  if (nbody > 0) {
+    if (ddt_type_deserialize(body, nbody, &remote) != DDT_SUCCESS) return finish(r, source, false, 0);
+    owned = true;
+    if (h.flags & kHasHash) {
+      if (key_of(remote) != key) {  // a layout that is not what its key says: never cached
+        ddt_type_free(&remote);
+        return finish(r, source, false, 0);
+      }
+      rt.layouts.insert(source, key, remote, false);
+      owned = false;
+    }
+  } else {
+    remote = rt.layouts.find(source, key);
+    if (!remote) return ask(r, source, kNeedLayout);  // evicted here: the sender resends it
+    ++rt.times.cache_hits;
+  }
+  rt.times.translate_ns += now_ns() - t0;
+
+  // The peer's count is checked as any caller's (no negative count, no overflow) before the
+  // layout is taken to describe the message.
+  int64_t total = -1;
+  bool ok = ddt::stream(remote, r->rcount, 0, &total) == DDT_SUCCESS && total == r->msg;
+  if (ok) {
+    const Mech m = select(r, seg, remote, n);
+    if (m == Mech::kHeap) {
+      t0 = now_ns();
+      const bool keyed = (h.flags & kHasHash) != 0;
+      uintptr_t src = 0;
+      if (keyed)
+        if (const char* t = rt.layouts.translation(source, key, r->rcount, r->raddr, r->rseg))
+          src = reinterpret_cast<uintptr_t>(t);
+      if (!src) {
+        src = heap_source(*seg, remote, r->raddr, r->rcount);
+        if (src && keyed) rt.layouts.remember(source, key, r->rcount, r->raddr, r->rseg, reinterpret_cast<const char*>(src));
+      }
+      rt.times.attach_ns += now_ns() - t0;
+      ok = src != 0;
+      if (ok) {
+        t0 = now_ns();
+        ddt::copy_range(reinterpret_cast<const void*>(src), r->rcount, remote, r->rbuf, r->count, r->type, n);
+        rt.times.copy_ns += now_ns() - t0;
+      }
+    } else if (m == Mech::kCma) {
+      bool refused = false;
+      t0 = now_ns();
+      ok = cma_copy(r, source, remote, r->raddr, r->rcount, n, &refused);
+      rt.times.copy_ns += now_ns() - t0;
+      if (refused) {  // not permitted here: the pipelined path from now on
+        rt.cma = false;
+        if (owned) ddt_type_free(&remote);
+        return ask(r, source, 0);
+      }
+    } else {
+      if (owned) ddt_type_free(&remote);
+      return ask(r, source, 0);
+    }
+  }
+  if (owned) ddt_type_free(&remote);
+  finish(r, source, ok, n);  // done, or a layout that fails validation: either way the sender is released
+}
+
+void on_iov(ddt_request r, int source, const CellHeader& h, const char* data) {
+  constexpr int64_t kMaxPieces = kCellPayload / static_cast<int64_t>(sizeof(struct iovec));
+  struct iovec pieces[kMaxPieces];
+  bool ok = h.offset == r->got && h.count > 0 && h.count <= kMaxPieces && h.bytes > 0 && h.bytes <= r->msg - h.offset;
+  if (ok) {
+    std::memcpy(pieces, data, static_cast<size_t>(h.count) * sizeof(struct iovec));  // a snapshot: the peer cannot change it
+    uint64_t sum = 0;
+    for (int64_t i = 0; i < h.count; ++i) sum += pieces[i].iov_len;
+    ok = sum == static_cast<uint64_t>(h.bytes);
+  }
+  if (ok) {
+    r->got += h.bytes;
+    if (r->naive) {
+      r->pieces.insert(r->pieces.end(), pieces, pieces + h.count);
+    } else {
+      const int64_t t0 = now_ns();
+      const int64_t take = std::min<int64_t>(h.bytes, std::max<int64_t>(0, r->bytes - h.offset));
+      if (take > 0) {
+        if (r->via_heap) {
+          const Attachment* a = rt.attacher.find(source, r->rseg);
+          ok = a && heap_pull(r, *a, pieces, h.count, h.offset);
+        } else {
+          int64_t np = h.count;
+          trim(pieces, &np, h.bytes - take);
+          bool refused = false;
+          ok = cma_pull(r, static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire)), pieces, np, h.offset, &refused);
+        }
+      }
+      rt.times.copy_ns += now_ns() - t0;
+    }
+  }
+  if (ok && r->naive && r->got == r->msg) {  // every piece is here: now the copy
+    const int64_t t0 = now_ns();
+    const int64_t n = std::min(r->msg, r->bytes);
+    std::vector<struct iovec>& p = r->pieces;
+    int64_t np = static_cast<int64_t>(p.size());
+    if (n < r->msg) trim(p.data(), &np, r->msg - n);
+    if (r->via_heap) {
+      const Attachment* a = rt.attacher.find(source, r->rseg);
+      ok = a && heap_pull(r, *a, p.data(), np, 0);
+    } else {
+      bool refused = false;
+      ok = cma_pull(r, static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire)), p.data(), np, 0, &refused);
+    }
+    rt.times.copy_ns += now_ns() - t0;
+  }
+  if (!ok) return finish(r, source, false, 0);
+  if (r->got == r->msg) finish(r, source, true, std::min(r->msg, r->bytes));
+}
+
+void on_layout(int source, const CellHeader& h, const char* body, int64_t nbody) {
+  ddt_type t = DDT_TYPE_NULL;
+  if (ddt_type_deserialize(body, nbody, &t) != DDT_SUCCESS) return;
+  const Hash key = key_of(h);
+  if (key_of(t) != key) {
+    ddt_type_free(&t);
+    return;
+  }
+  rt.layouts.insert(source, key, t, true);
+}
+
+}  // namespace ddt::shm

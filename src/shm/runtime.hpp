@@ -1,0 +1,117 @@
+// The runtime's state and the seams between its files:
+//   comm.cpp        the public calls, requests, cells in and out, matching, progress, failure;
+//   rendezvous.cpp  large messages: the layout exchange designs and the mechanisms that move
+//                   the bytes (mapped heap, CMA, pipelined cells) with the cost model between them.
+// One thread per process drives all of it (ddtkit.h), so nothing here is locked.
+#pragma once
+#include <sys/uio.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cpu/cursor.hpp"
+#include "ddtkit.h"
+#include "shm/attach.hpp"
+#include "shm/job.hpp"
+#include "shm/memo.hpp"
+
+struct ddt_request_s {
+  bool send = false, done = false;
+  const void* sbuf = nullptr;
+  void* rbuf = nullptr;
+  int64_t count = 0;
+  ddt_type type = DDT_TYPE_NULL;
+  int peer = 0, tag = 0;
+  int64_t bytes = 0;  // send: message bytes; receive: capacity
+  uint64_t id = 0;    // key of this request in the live table
+  ddt_status status{};
+  // send, rendezvous: the exchange design it uses, the receiver's request (from its CTS) and the
+  // stream bytes put in data or iov cells so far
+  int exchange = DDT_EXCHANGE_MEMOIZED;
+  uint64_t rid = 0;
+  int64_t sent = 0;
+  // receive, rendezvous: what the sender's RTS said, and for an iov exchange whether it reads
+  // through the heap (else CMA) and, when naive, the pieces gathered until the last arrives
+  uint64_t sid = 0, raddr = 0, rseg = 0;
+  int64_t rcount = 0;
+  bool via_heap = false, naive = false;
+  std::vector<struct iovec> pieces;
+  // pipelined, either side: the cursor the cells are packed from or unpacked into, sought once
+  // at byte 0 and advanced cell by cell (never a fresh walk per cell)
+  std::unique_ptr<ddt::Cursor> cursor;
+  // receive: the message's bytes, and the bytes of it delivered so far (pipelined)
+  int64_t msg = 0, got = 0;
+};
+
+namespace ddt::shm {
+
+// A cell (or, with a body, a run of cells) to write, in order, to one destination.
+struct Outgoing {
+  explicit Outgoing(CellKind k, ddt_request r = nullptr, uint64_t i = 0, int64_t b = 0) : kind(k), req(r), id(i), bytes(b) {}
+  CellKind kind;
+  ddt_request req = nullptr;  // eager, rts, data, iov: the send; cts: the receive
+  uint64_t id = 0;            // cts, fin: the sender's request; rts resent: the receive
+  uint64_t seg = 0;           // rts: the heap segment of the send; unmap: the segment freed
+  int64_t bytes = 0;          // fin: bytes delivered
+  uint32_t flags = 0;
+  Hash hash{};
+  std::shared_ptr<const std::string> body;  // rts, layout: the serialized layout
+  int64_t body_sent = -1;                   // body bytes written; -1: the first cell not yet
+};
+
+// A message that arrived before its receive: the header, and the eager bytes or the layout.
+struct Unexpected {
+  int source;
+  CellHeader h;
+  std::vector<char> data;
+};
+
+// An rts or layout whose body spans cells: gathered until its last kMore arrives.
+struct Partial {
+  bool active = false;
+  CellHeader h{};
+  std::vector<char> data;
+};
+
+struct Runtime {
+  JobHeader* job = nullptr;
+  int rank = -1, size = 0;
+  int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
+  bool cma = true;  // false once the kernel has refused CMA here
+  uint64_t next_id = 1;
+  std::vector<std::deque<Outgoing>> out;  // per destination
+  std::deque<ddt_request> posted;          // receives not matched yet, in posting order
+  std::deque<Unexpected> unexpected;       // messages not matched yet, in arrival order
+  std::unordered_map<uint64_t, ddt_request> waiting;  // requests a peer's cell may name
+  std::vector<Partial> partial;            // per source
+  Attacher attacher;
+  LayoutCache layouts;
+  SentSet sent;
+  ddt_comm_times times{};
+};
+extern Runtime rt;
+
+// Bodies longer than this are refused as broken (a layout is O(description), far below it).
+constexpr int64_t kMaxBody = int64_t{256} << 20;
+
+// comm.cpp
+void complete(ddt_request r, int error);
+void enqueue(int dest, Outgoing o);
+int64_t now_ns();
+
+// rendezvous.cpp
+// Sender: the RTS of r (exchange design, heap segment, layout or key), ready to enqueue.
+Outgoing make_rts(ddt_request r);
+// Receiver: a matched RTS (or one resent with the layout it asked for).
+void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* body, int64_t nbody);
+// Receiver: a cell of the sender's piece lists (iov exchange).
+void on_iov(ddt_request r, int source, const CellHeader& h, const char* data);
+// Receiver: a layout pinned by the sender's ddt_type_commit_comm.
+void on_layout(int source, const CellHeader& h, const char* body, int64_t nbody);
+// Sender: the serialized layout of r's type (for a resend).
+std::shared_ptr<const std::string> serialized(ddt_type t);
+
+}  // namespace ddt::shm
