@@ -93,6 +93,17 @@ bench: build $(VENV_BENCH)/.ok
 	  build/bench/ddtbench_mpi_mpich --time bench/results $(ARGS)
 	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 -x LD_PRELOAD=$(ROOT)/build/mpi/ompi/libddtkit-mpi.so \
 	  build/bench/ddtbench_mpi_ompi --time bench/results $(ARGS)
+	@# Issue 10: the intra-node runtime, then each MPI natively on the same exchanges (2 ranks:
+	@# cost split, vector sweep, DDTBench ping-pong, stencil; more ranks: the stencil alone).
+	build/tools/ddtkit run -n 2 build/bench/ddt_runtime_bench --out bench/results $(ARGS)
+	$(VENV_MPICH)/bin/mpiexec -n 2 build/bench/runtime_mpi_mpich --out bench/results $(ARGS)
+	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 build/bench/runtime_mpi_ompi --out bench/results $(ARGS)
+	@for np in 4 $(if $(findstring --full,$(ARGS)),8); do \
+	  build/tools/ddtkit run -n $$np build/bench/ddt_runtime_bench --stencil-only --out bench/results $(ARGS) && \
+	  $(VENV_MPICH)/bin/mpiexec -n $$np build/bench/runtime_mpi_mpich --stencil-only --out bench/results $(ARGS) && \
+	  $(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n $$np build/bench/runtime_mpi_ompi --stencil-only --out bench/results $(ARGS) \
+	  || exit 1; \
+	done
 	$(VENV_BENCH)/bin/python bench/report.py bench/results
 
 # The report's plotting environment (matplotlib from PyPI).

@@ -12,6 +12,9 @@ import platform
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_runtime  # noqa: E402  the intra-node runtime's section (issue 10)
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
 RUNS = {"MPICH": "mpich.jsonl", "Open MPI": "openmpi.jsonl"}
 
@@ -65,20 +68,20 @@ def fmt(x, spec=".2f"):
 
 def main():
     rows = load()
-    if not rows:
+    if not rows and not os.path.exists(os.path.join(OUT, "runtime.jsonl")):
         sys.exit(f"no results in {OUT}")
     idx = {label: index(r) for label, r in rows.items()}
     md = ["# ddtkit benchmark report", "",
           f"Machine: {machine()}.", "",
           "Every figure is a ratio of medians measured in one process: ddtkit beside "
-          + " and ".join(f"{l} ({rows[l][0]['mpi']})" for l in rows)
+          + (" and ".join(f"{l} ({rows[l][0]['mpi']})" for l in rows) or "the MPIs")
           + ", memcpy of the same bytes and the hand-written loop. Speedup = peer time / ddtkit time.", ""]
     targets = []  # (target, measured, peers, met)
 
     # ---- DDTBench ---------------------------------------------------------------------------------
     kernels = defaultdict(lambda: defaultdict(list))  # (kernel, op) -> metric -> values
     per_set = []
-    any_idx = next(iter(idx.values()))
+    any_idx = next(iter(idx.values()), {})
     for key in sorted(any_idx):
         suite, case, params, op = key
         if suite != "ddtbench":
@@ -253,8 +256,10 @@ def main():
                         f"{len(best) - fails} of {len(best)} within", "", fails == 0))
 
     inter = interposer(md, targets)
+    runtime = report_runtime.section(md, targets, OUT)
 
-    summary = ["## Summary: targets of issue 9 (engine) and issue 4 (interposer)", "", "| target | measured | peers | met |",
+    summary = ["## Summary: targets of issue 9 (engine), issue 4 (interposer) and issue 10 (runtime)", "",
+               "| target | measured | peers | met |",
                "|---|---|---|---|"]
     summary += [f"| {t} | {m} | {p} | {'—' if ok is None else 'yes' if ok else '**NO**'} |" for t, m, p, ok in targets]
     md[6:6] = summary + [""]
@@ -262,6 +267,7 @@ def main():
         f.write("\n".join(md) + "\n")
     plots(sweep, kernels, port)
     plot_interposer(inter)
+    report_runtime.plots(OUT, runtime)
     print("\n".join(summary))
     print(f"\nreport: {os.path.join(OUT, 'report.md')}")
 

@@ -1,0 +1,375 @@
+// Issue 10's benchmarks of ddtkit's intra-node runtime (src/shm/), MPI-free:
+//
+//   ddtkit run -n 2 ddt_runtime_bench [--out DIR] [--smoke | --full]
+//   ddtkit run -n P ddt_runtime_bench --stencil-only [--out DIR] ...   (P > 2: the stencil alone)
+//
+// On 2 ranks, in this order:
+//   1. the cost split of one transfer (FALCON-X figure 5): first transfer of a (type, count,
+//      buffer, peer) against the steady state, for the descriptor and memoized exchanges;
+//   2. the vector sweep (vector_sweep.hpp) for every mechanism and exchange design, switched in
+//      this process with ddt_comm_configure;
+//   3. the DDTBench kernels as ping-pongs, default configuration, arrays in the mapped heap;
+//   4. the stencil halo exchange (stencil.hpp).
+// JSON lines to DIR/runtime.jsonl (the --stencil-only runs append to it). Every transfer's bytes
+// are checked once per configuration, and any error the runtime returns ends the job with a
+// non-zero status: a benchmark that moved wrong bytes must not report a time.
+// Its MPI twin, runtime_mpi.cpp, runs the same sweep and stencil through each MPI.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <unordered_set>
+
+#include "ddtbench.hpp"
+#include "ddtkit.h"
+#include "stencil.hpp"
+#include "vector_sweep.hpp"
+
+namespace {
+
+using namespace rtbench;
+
+// ---- the transport: ddtkit's runtime ---------------------------------------------------------
+
+struct Rt {
+  using Type = ddt_type;
+  using Req = ddt_request;
+  int me = 0, np = 1;
+
+  [[noreturn]] void fail(const char* what) {
+    std::fprintf(stderr, "ddt_runtime_bench: rank %d: %s\n", me, what);
+    std::fflush(stderr);
+    std::exit(1);  // the launcher marks this rank dead; the others' operations fail with DDT_ERR_PEER
+  }
+  void ck(int e, const char* what) {
+    if (e == DDT_SUCCESS) return;
+    char m[160];
+    std::snprintf(m, sizeof m, "%s failed: %s", what, ddt_error_string(e));
+    fail(m);
+  }
+  void send(const void* b, int64_t c, Type t, int p, int tag) { ck(ddt_comm_send(b, c, t, p, tag), "ddt_comm_send"); }
+  void recv(void* b, int64_t c, Type t, int p, int tag) {
+    ddt_status st;
+    ck(ddt_comm_recv(b, c, t, p, tag, &st), "ddt_comm_recv");
+    ck(st.error, "ddt_comm_recv (status)");
+  }
+  void isend(const void* b, int64_t c, Type t, int p, int tag, Req* r) {
+    ck(ddt_comm_isend(b, c, t, p, tag, r), "ddt_comm_isend");
+  }
+  void irecv(void* b, int64_t c, Type t, int p, int tag, Req* r) { ck(ddt_comm_irecv(b, c, t, p, tag, r), "ddt_comm_irecv"); }
+  void wait(Req* r) {
+    ddt_status st;
+    ck(ddt_comm_wait(r, &st), "ddt_comm_wait");
+    ck(st.error, "ddt_comm_wait (status)");
+  }
+  void waitall(int n, Req* r) { ck(ddt_comm_waitall(n, r, nullptr), "ddt_comm_waitall"); }
+  void barrier() { ck(ddt_comm_barrier(), "ddt_comm_barrier"); }
+  Type bytes() { return DDT_BYTE; }
+  int64_t bcast0(int64_t v) {
+    if (me == 0)
+      for (int p = 1; p < np; ++p) send(&v, 1, DDT_INT64_T, p, kTagBcast);
+    else
+      recv(&v, 1, DDT_INT64_T, 0, kTagBcast);
+    return v;
+  }
+  void* alloc(int64_t n) {
+    void* p = nullptr;
+    ck(ddt_alloc(n, &p), "ddt_alloc");
+    return p;
+  }
+  void release(void* p) { ck(ddt_free(p), "ddt_free"); }
+  Type vector(int64_t count, int64_t block, int64_t stride) {
+    ddt_type t;
+    ck(ddt_type_vector(count, block, stride, DDT_BYTE, &t), "ddt_type_vector");
+    ck(ddt_type_commit(t), "ddt_type_commit");
+    return t;
+  }
+  Type subarray(const int64_t sizes[3], const int64_t sub[3], const int64_t start[3]) {
+    ddt_type t;
+    ck(ddt_type_subarray(3, sizes, sub, start, DDT_ORDER_C, DDT_DOUBLE, &t), "ddt_type_subarray");
+    ck(ddt_type_commit(t), "ddt_type_commit");
+    return t;
+  }
+  void free_type(Type& t) { ck(ddt_type_free(&t), "ddt_type_free"); }
+  void configure(int mech, int exchange) {
+    ck(ddt_comm_configure(mech, exchange, 0), "ddt_comm_configure");
+    barrier();  // both ends of every transfer use the same design from here on
+  }
+  ddt_comm_times times() {
+    ddt_comm_times x;
+    ck(ddt_comm_get_times(&x), "ddt_comm_get_times");
+    return x;
+  }
+  static constexpr int kTagBcast = 30000;
+};
+
+// ---- DDTBench's arrays in the mapped heap ----------------------------------------------------
+// kernels/ allocates each kernel's arrays with new char[] and builds the types on their absolute
+// addresses (DDTBench's MPI_BOTTOM), so the arrays cannot be moved after the fact: while the
+// kernels are built, array new is served by ddt_alloc (zero-copy sends need heap buffers), and
+// array delete gives back to whichever allocator the pointer came from.
+bool g_heap_arrays = false;
+std::unordered_set<void*>& heap_arrays() {
+  static std::unordered_set<void*> s;  // allocates with scalar new, never with array new
+  return s;
+}
+
+}  // namespace
+
+void* operator new[](std::size_t n) {
+  void* p = nullptr;
+  if (g_heap_arrays) {
+    if (ddt_alloc(static_cast<int64_t>(n ? n : 1), &p) != DDT_SUCCESS) throw std::bad_alloc();
+    heap_arrays().insert(p);
+    return p;
+  }
+  p = std::malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void operator delete[](void* p) noexcept {
+  if (!p) return;
+  auto& s = heap_arrays();
+  auto it = s.find(p);
+  if (it == s.end()) return std::free(p);
+  s.erase(it);
+  ddt_free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept { operator delete[](p); }
+
+namespace {
+
+// ---- 1. the cost split ------------------------------------------------------------------------
+
+// One transfer rank 0 -> rank 1 of one vector element, then a 4-byte ack (eager: it takes no part
+// in the rendezvous the times describe). Each (design, block) gets new buffers and a new type, so
+// its first transfer is a first for every cache (layouts, translated addresses, attachments); the
+// buffers stay allocated until the end so that no address is reused within the run.
+void cost_split(Rt& t, Jsonl* out, const Options& o) {
+  const std::vector<int64_t> blocks = o.smoke ? std::vector<int64_t>{4096} : std::vector<int64_t>{128, 4096, 65536};
+  const int steady = o.smoke ? 3 : o.full ? 200 : 50;
+  std::vector<void*> held;
+  struct Design {
+    const char* name;
+    int exchange;
+  };
+  for (Design d : {Design{"descriptor", DDT_EXCHANGE_DESCRIPTOR}, Design{"memoized", DDT_EXCHANGE_MEMOIZED}}) {
+    t.configure(DDT_MECH_HEAP, d.exchange);
+    for (int64_t block : blocks) {
+      const VectorShape s = vector_shape(block);
+      char* sbuf = static_cast<char*>(t.alloc(kVectorBuffer));
+      char* rbuf = static_cast<char*>(t.alloc(kVectorBuffer));
+      held.push_back(sbuf), held.push_back(rbuf);
+      ddt_type type = t.vector(s.count, s.block, s.stride);
+      const uint64_t seed = 7 + block;
+      vector_fill(sbuf, seed);
+      std::memset(rbuf, 0, kVectorBuffer);
+      char ack[4] = {};
+      auto one = [&] {
+        if (t.me == 0) t.send(sbuf, 1, type, 1, kTagData), t.recv(ack, 4, DDT_BYTE, 1, kTagAck);
+        else t.recv(rbuf, 1, type, 0, kTagData), t.send(ack, 4, DDT_BYTE, 0, kTagAck);
+      };
+      // Phases of this rank over n transfers: exchange, translate, attach, copy, hits; then wall.
+      auto phases = [&](int n, double* wall) {
+        t.barrier();
+        const ddt_comm_times a = t.times();
+        const double t0 = now_ns();
+        for (int i = 0; i < n; ++i) one();
+        *wall = (now_ns() - t0) / n;
+        const ddt_comm_times b = t.times();
+        return std::vector<int64_t>{b.exchange_ns - a.exchange_ns, b.translate_ns - a.translate_ns,
+                                    b.attach_ns - a.attach_ns, b.copy_ns - a.copy_ns, b.cache_hits - a.cache_hits};
+      };
+      double wall_first, wall_steady;
+      std::vector<int64_t> first = phases(1, &wall_first);
+      int64_t bad = -1;
+      if (t.me == 1 && !vector_check(s, rbuf, seed, &bad)) {
+        char why[128];
+        std::snprintf(why, sizeof why, "cost split %s block %lld: wrong byte at offset %lld", d.name, (long long)block,
+                      (long long)bad);
+        t.fail(why);
+      }
+      std::vector<int64_t> rep = phases(steady, &wall_steady);
+      // Rank 0 (the sender) adds rank 1's (the receiver's) phases to its own.
+      std::vector<int64_t> mine = first;
+      mine.insert(mine.end(), rep.begin(), rep.end());
+      std::vector<int64_t> theirs(mine.size());
+      if (t.me == 1) t.send(mine.data(), static_cast<int64_t>(mine.size()), DDT_INT64_T, 0, 40);
+      else t.recv(theirs.data(), static_cast<int64_t>(theirs.size()), DDT_INT64_T, 1, 40);
+      t.free_type(type);
+      if (t.me != 0 || !out) continue;
+      const char* names[] = {"exchange", "translate", "attach", "copy"};
+      const std::string p = std::to_string(block);
+      for (int phase = 0; phase < 2; ++phase) {
+        const int n = phase ? steady : 1;
+        const int64_t* a = mine.data() + 5 * phase;
+        const int64_t* b = theirs.data() + 5 * phase;
+        char extra[96];
+        std::snprintf(extra, sizeof extra, "\"cache_hits\": %.2f, \"transfers\": %d", double(a[4] + b[4]) / n, n);
+        const char* op = phase ? "steady" : "first";
+        for (int i = 0; i < 4; ++i) out->add("rt_cost", d.name, p, op, names[i], kVectorPayload, double(a[i] + b[i]) / n, extra);
+        out->add("rt_cost", d.name, p, op, "wall", kVectorPayload, phase ? wall_steady : wall_first, extra);
+        std::printf("[cost %-10s %8s %-6s] exchange %8.2f  translate %8.2f  attach %8.2f  copy %8.2f  wall %8.2f us  "
+                    "hits %.2f\n", d.name, size_label(block).c_str(), op, (a[0] + b[0]) / 1e3 / n, (a[1] + b[1]) / 1e3 / n,
+                    (a[2] + b[2]) / 1e3 / n, (a[3] + b[3]) / 1e3 / n, (phase ? wall_steady : wall_first) / 1e3,
+                    double(a[4] + b[4]) / n);
+      }
+      std::fflush(stdout);
+    }
+  }
+  for (void* p : held) t.release(p);
+  t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
+}
+
+// ---- 3. DDTBench ping-pong --------------------------------------------------------------------
+
+uint64_t arrays_hash(const Kernel& k) {
+  uint64_t h = 0;
+  for (size_t a = 0; a < k.arrays.size(); ++a) h = h * 31 + fnv1a64(k.arrays[a].get(), k.array_bytes[a]);
+  return h;
+}
+
+// FFT2D's transpose is MPI_Alltoall with P = 2: element p of the array goes to rank p. Here the
+// other rank's element travels through the runtime and this rank's own is copied locally.
+void fft_alltoall(Rt& t, Kernel& k, char* outbuf) {
+  int64_t lb, ext;
+  t.ck(ddt_type_extent(k.type, &lb, &ext), "ddt_type_extent");
+  const char* a = static_cast<const char*>(k.buf);
+  const int peer = 1 - t.me;
+  ddt_request r[2];
+  t.irecv(outbuf + peer * ext, 1, k.type, peer, 3, &r[0]);
+  t.isend(a + peer * ext, 1, k.type, peer, 3, &r[1]);
+  t.ck(ddt_copy(a + t.me * ext, 1, k.type, outbuf + t.me * ext, 1, k.type), "ddt_copy");
+  t.waitall(2, r);
+}
+
+// Kernel k moved once from rank 0 into rank 1's zeroed arrays (FFT2D: one transpose into a
+// zeroed output); rank 1 compares with the outcome of its own local unpack of the same bytes.
+void check_kernel(Rt& t, Kernel& k, char* fft_out, int64_t fft_bytes) {
+  const bool fft = k.name == "FFT2D";
+  std::vector<char> packed(k.bytes);
+  int64_t got = 0;
+  t.ck(ddt_pack(k.buf, k.count, k.type, 0, packed.data(), k.bytes, &got), "ddt_pack");
+  uint64_t h_recv = 0, h_want = 0;
+  if (fft) {
+    std::memset(fft_out, 0, fft_bytes);
+    fft_alltoall(t, k, fft_out);
+    h_recv = fnv1a64(fft_out, fft_bytes);
+    // Both ranks' arrays are equal, so each output element is this rank's element `me`.
+    int64_t lb, ext;
+    t.ck(ddt_type_extent(k.type, &lb, &ext), "ddt_type_extent");
+    std::memset(fft_out, 0, fft_bytes);
+    const char* a = static_cast<const char*>(k.buf);
+    for (int p = 0; p < 2; ++p) t.ck(ddt_copy(a + t.me * ext, 1, k.type, fft_out + p * ext, 1, k.type), "ddt_copy");
+    h_want = fnv1a64(fft_out, fft_bytes);
+  } else {
+    std::vector<std::vector<char>> saved;
+    for (size_t a = 0; a < k.arrays.size(); ++a) saved.emplace_back(k.arrays[a].get(), k.arrays[a].get() + k.array_bytes[a]);
+    if (t.me == 1)
+      for (size_t a = 0; a < k.arrays.size(); ++a) std::memset(k.arrays[a].get(), 0, k.array_bytes[a]);
+    t.barrier();
+    if (t.me == 0) t.send(k.buf, k.count, k.type, 1, 3);
+    else t.recv(const_cast<void*>(k.buf), k.count, k.type, 0, 3);
+    if (t.me == 1) {
+      h_recv = arrays_hash(k);
+      for (size_t a = 0; a < k.arrays.size(); ++a) std::memset(k.arrays[a].get(), 0, k.array_bytes[a]);
+      t.ck(ddt_unpack(packed.data(), k.bytes, const_cast<void*>(k.buf), k.count, k.type, 0, &got), "ddt_unpack");
+      h_want = arrays_hash(k);
+      for (size_t a = 0; a < k.arrays.size(); ++a) std::memcpy(k.arrays[a].get(), saved[a].data(), k.array_bytes[a]);
+    }
+  }
+  if (h_recv != h_want) {
+    char why[160];
+    std::snprintf(why, sizeof why, "DDTBench %s %s: received bytes differ from a local unpack (%016llx != %016llx)",
+                  k.name.c_str(), k.params.c_str(), (unsigned long long)h_recv, (unsigned long long)h_want);
+    t.fail(why);
+  }
+}
+
+void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
+  t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
+  g_heap_arrays = true;
+  auto ks = ddtbench_kernels(false);  // the set ddtbench_mpi times through each MPI
+  g_heap_arrays = false;
+  Budget b = o.budget();
+  size_t i = 0;
+  for (auto& kp : ks) {
+    Kernel& k = *kp;
+    if (o.smoke && i++ % 9) continue;  // the subset ddtbench_mpi --smoke times
+    const bool fft = k.name == "FFT2D";
+    int64_t fft_bytes = 0;
+    char* fft_out = nullptr;
+    if (fft) {
+      fft_bytes = k.array_bytes[0];
+      fft_out = static_cast<char*>(t.alloc(fft_bytes));
+    }
+    check_kernel(t, k, fft_out, fft_bytes);
+    void* buf = const_cast<void*>(k.buf);
+    const double ns = time_op(t, [&] {
+      if (fft) {  // two transposes per iteration (spec §2.2), as ddtbench_mpi times them
+        fft_alltoall(t, k, fft_out);
+        fft_alltoall(t, k, fft_out);
+      } else if (t.me == 0) {
+        t.send(buf, k.count, k.type, 1, 4);
+        t.recv(buf, k.count, k.type, 1, 4);
+      } else {
+        t.recv(buf, k.count, k.type, 0, 4);
+        t.send(buf, k.count, k.type, 0, 4);
+      }
+    }, b);
+    if (fft_out) t.release(fft_out);
+    if (t.me != 0 || !out) continue;
+    out->add("rt_pingpong", k.name, k.params, "round trip", "ddtkit", k.bytes, ns);
+    std::printf("[pingpong] %-14s %-12s %9lld B  ddtkit runtime %9.2f us\n", k.name.c_str(), k.params.c_str(),
+                (long long)k.bytes, ns / 1e3);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!parse_options(argc, argv, o)) {
+    std::fprintf(stderr, "usage: ddtkit run -n 2 ddt_runtime_bench [--out DIR] [--smoke|--full]\n"
+                         "       ddtkit run -n P ddt_runtime_bench --stencil-only [--out DIR] [--smoke|--full]\n");
+    return 2;
+  }
+  Rt t;
+  t.ck(ddt_comm_init(), "ddt_comm_init");
+  t.ck(ddt_comm_rank(&t.me), "ddt_comm_rank");
+  t.ck(ddt_comm_size(&t.np), "ddt_comm_size");
+  if (!o.stencil_only && t.np != 2) {
+    if (t.me == 0) std::fprintf(stderr, "ddt_runtime_bench: runs on 2 ranks, or on any number with --stencil-only\n");
+    ddt_comm_finalize();
+    return 2;
+  }
+  std::unique_ptr<Jsonl> out;
+  if (t.me == 0) {
+    mkdir(o.out.c_str(), 0755);
+    const std::string path = o.out + "/runtime.jsonl";
+    out.reset(new Jsonl(path, o.stencil_only, "ddtkit", "ddtkit runtime"));
+    if (!out->ok()) t.fail(("cannot write " + path).c_str());
+    std::printf("== ddtkit runtime (issue 10), %d processes%s -> %s\n", t.np, o.smoke ? ", smoke" : o.full ? ", full" : "",
+                path.c_str());
+  }
+  const auto configure = [&t](int mech, int exchange) { return [&t, mech, exchange] { t.configure(mech, exchange); }; };
+  if (!o.stencil_only) {
+    cost_split(t, out.get(), o);
+    vector_sweep(t, out.get(), o,
+                 {{"auto", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
+                  {"pipe", configure(DDT_MECH_PIPE, DDT_EXCHANGE_MEMOIZED)},
+                  {"cma", configure(DDT_MECH_CMA, DDT_EXCHANGE_MEMOIZED)},
+                  {"heap-naive", configure(DDT_MECH_HEAP, DDT_EXCHANGE_NAIVE)},
+                  {"heap-pipelined", configure(DDT_MECH_HEAP, DDT_EXCHANGE_PIPELINED)},
+                  {"heap-descriptor", configure(DDT_MECH_HEAP, DDT_EXCHANGE_DESCRIPTOR)},
+                  {"heap-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)}});
+    ddtbench_pingpong(t, out.get(), o);
+  }
+  stencil(t, out.get(), o,
+          {{"ddtkit", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
+           {"ddtkit-hand", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED), true}});
+  t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
+  return 0;
+}

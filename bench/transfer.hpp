@@ -1,0 +1,126 @@
+// The measuring protocol of issue 10's transfer benchmarks, written once over a Transport so that
+// ddtkit's runtime (runtime_bench.cpp, under `ddtkit run`) and each MPI (runtime_mpi.cpp, under
+// mpiexec) time exactly the same exchanges of exactly the same types and sizes
+// (vector_sweep.hpp, stencil.hpp). It includes neither ddtkit.h nor mpi.h.
+//
+// A Transport T provides
+//   using Type, Req;                          a datatype and a request handle
+//   int me, np;                               this process's rank and the job's size
+//   send / recv (buf, count, Type, peer, tag) blocking
+//   isend / irecv (..., Req*); wait(Req*); waitall(n, Req*); barrier();
+//   Type bytes();                             the byte type (contiguous messages)
+//   int64_t bcast0(int64_t v);                rank 0's v, on every rank
+//   void* alloc(int64_t); void release(void*); the memory every buffer of a benchmark comes from
+//   [[noreturn]] fail(const char* what);      reports and ends the job with a non-zero status
+// and checks every result it gets: a benchmark never times, nor reports, an operation that failed.
+#pragma once
+#include <time.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rtbench {
+
+inline double now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// How long and how often: a sample repeats the operation until it lasts min_sample_ns (so that a
+// 2 us round trip is timed as fairly as a 2 ms one), and the figure is the median of reps samples.
+struct Budget {
+  int reps = 5;
+  double min_sample_ns = 2e6;
+};
+
+// Median time of one call of op, op being collective over the ranks that take part. Rank 0
+// calibrates the number of calls per sample from its own clock and shares it, so every rank runs
+// the same sequence (a rank that ran one call more would wait for a partner forever). The first
+// calls are the warm-up. Meaningful on rank 0; the other ranks return their own medians.
+template <class T>
+double time_op(T& t, const std::function<void()>& op, const Budget& b) {
+  op();  // warm-up: first-use costs (mappings, caches) are the cost split's subject, not this one's
+  double t0 = now_ns();
+  op();
+  const double one = std::max(1.0, now_ns() - t0);
+  const int64_t iters = t.bcast0(std::max<int64_t>(1, static_cast<int64_t>(b.min_sample_ns / one)));
+  std::vector<double> samples;
+  for (int r = 0; r < b.reps; ++r) {
+    t.barrier();
+    t0 = now_ns();
+    for (int64_t i = 0; i < iters; ++i) op();
+    samples.push_back((now_ns() - t0) / iters);
+  }
+  return median(samples);
+}
+
+// JSON lines for bench/report.py, one per measured figure, in the schema of the other benchmark
+// files (suite, case, params, op, method, bytes, ns) plus `side`: "ddtkit", "MPICH" or "Open MPI".
+class Jsonl {
+ public:
+  Jsonl(const std::string& path, bool append, std::string side, std::string impl)
+      : f_(std::fopen(path.c_str(), append ? "a" : "w")), side_(std::move(side)), impl_(std::move(impl)) {}
+  ~Jsonl() {
+    if (f_) std::fclose(f_);
+  }
+  bool ok() const { return f_ != nullptr; }
+  void add(const std::string& suite, const std::string& kase, const std::string& params, const std::string& op,
+           const std::string& method, int64_t bytes, double ns, const std::string& extra = "") {
+    std::fprintf(f_, "{\"side\": \"%s\", \"mpi\": \"%s\", \"suite\": \"%s\", \"case\": \"%s\", \"params\": \"%s\", "
+                     "\"op\": \"%s\", \"method\": \"%s\", \"bytes\": %lld, \"ns\": %.1f%s%s}\n",
+                 side_.c_str(), impl_.c_str(), suite.c_str(), kase.c_str(), params.c_str(), op.c_str(),
+                 method.c_str(), (long long)bytes, ns, extra.empty() ? "" : ", ", extra.c_str());
+    std::fflush(f_);
+  }
+
+ private:
+  FILE* f_;
+  std::string side_, impl_;
+};
+
+// Options shared by both programs: --smoke (tiny sizes and repetitions, every byte check kept),
+// --full (the papers' sizes), --out DIR, --stencil-only (the runs with more than 2 processes).
+struct Options {
+  bool smoke = false, full = false, stencil_only = false;
+  std::string out = "bench/results";
+  Budget budget() const {
+    Budget b;
+    if (smoke) b.reps = 1, b.min_sample_ns = 0;
+    if (full) b.reps = 11, b.min_sample_ns = 5e6;
+    return b;
+  }
+};
+
+inline bool parse_options(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--smoke") o.smoke = true;
+    else if (a == "--full") o.full = true;
+    else if (a == "--stencil-only") o.stencil_only = true;
+    else if (a == "--out" && i + 1 < argc) o.out = argv[++i];
+    else return false;
+  }
+  return true;
+}
+
+inline std::string size_label(int64_t b) {
+  char s[32];
+  if (b >= (1 << 20) && b % (1 << 20) == 0) std::snprintf(s, sizeof s, "%lld MiB", (long long)(b >> 20));
+  else if (b >= 1024 && b % 1024 == 0) std::snprintf(s, sizeof s, "%lld KiB", (long long)(b >> 10));
+  else std::snprintf(s, sizeof s, "%lld B", (long long)b);
+  return s;
+}
+
+}  // namespace rtbench
