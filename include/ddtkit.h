@@ -253,10 +253,12 @@ int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* c
  * (FALCON-X's cost split): exchange (sender: serializing, hashing or listing its layout),
  * translate (receiver: deserializing or finding the sender's layout), attach (receiver: mapping
  * the segment and checking and translating the sender's addresses), copy (receiver: moving the
- * bytes); counts of transfers and of layout-cache hits. Cumulative; subtract two readings. */
+ * bytes); counts of transfers, of layout-cache hits and of the mechanism each receive used.
+ * Cumulative; subtract two readings. */
 typedef struct {
-  int64_t sends, receives, cache_hits;
+  int64_t sends, receives, cache_hits, layout_requests; /* requests: evicted layouts asked for again */
   int64_t exchange_ns, translate_ns, attach_ns, copy_ns;
+  int64_t by_heap, by_cma, by_cells;  /* receives moved by each mechanism */
 } ddt_comm_times;
 int ddt_comm_get_times(ddt_comm_times *t);
 

@@ -462,6 +462,10 @@ int ddt_comm_init(void) {
                              {"naive", DDT_EXCHANGE_NAIVE}, {"pipelined", DDT_EXCHANGE_PIPELINED}})
         if (!std::strcmp(x, name)) rt.exchange = v;
     }
+    if (const char* c = std::getenv("DDTKIT_CACHE_ENTRIES")) {
+      const int64_t n = std::atoll(c);
+      if (n > 0) rt.layouts.set_capacity(n), rt.sent.set_capacity(n);
+    }
     // The heap's segment socket, named by the job's segment (unique per job and user); without
     // it sends from the heap go by CMA or cells.
     const char* path = std::getenv("DDTKIT_JOB");

@@ -179,6 +179,7 @@ void finish(ddt_request r, int source, bool ok, int64_t n) {
 }
 
 void ask(ddt_request r, int source, uint32_t flags) {
+  if (flags == 0) ++rt.times.by_cells;  // the stream comes in data cells
   if (!r->id) r->id = rt.next_id++;
   rt.waiting[r->id] = r;
   Outgoing o{kCts, r, r->sid};
@@ -255,6 +256,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
     const Mech m = select(r, seg, nullptr, n);
     if (m == Mech::kPipe) return ask(r, source, 0);
     r->via_heap = m == Mech::kHeap, r->naive = h.flags & kIovNaive;
+    ++(r->via_heap ? rt.times.by_heap : rt.times.by_cma);
     return ask(r, source, kSendIov);
   }
   if (rt.mech == DDT_MECH_PIPE || (!nbody && !(h.flags & kHasHash))) return ask(r, source, 0);
@@ -277,7 +279,10 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
     }
   } else {
     remote = rt.layouts.find(source, key);
-    if (!remote) return ask(r, source, kNeedLayout);  // evicted here: the sender resends it
+    if (!remote) {  // evicted here: the sender resends it
+      ++rt.times.layout_requests;
+      return ask(r, source, kNeedLayout);
+    }
     ++rt.times.cache_hits;
   }
   rt.times.translate_ns += now_ns() - t0;
@@ -301,6 +306,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
       }
       rt.times.attach_ns += now_ns() - t0;
       ok = src != 0;
+      ++rt.times.by_heap;
       if (ok) {
         t0 = now_ns();
         ddt::copy_range(reinterpret_cast<const void*>(src), r->rcount, remote, r->rbuf, r->count, r->type, n);
@@ -311,6 +317,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
       t0 = now_ns();
       ok = cma_copy(r, source, remote, r->raddr, r->rcount, n, &refused);
       rt.times.copy_ns += now_ns() - t0;
+      if (!refused) ++rt.times.by_cma;
       if (refused) {  // not permitted here: the pipelined path from now on
         rt.cma = false;
         if (owned) ddt_type_free(&remote);

@@ -39,6 +39,8 @@ std::string g_mode = "random";
 uint64_t g_seed = 1;
 int64_t g_messages = -1;  // per mode, see main()
 int64_t g_passed = 0, g_failed = 0;
+bool g_heap = false;  // --heap: message buffers from ddt_alloc (the mapped heap), else malloc
+int64_t g_small_cache = 0;  // --small-cache N: even ranks keep N layouts, odd ranks the default
 
 // One check: counted, and printed (one line, naming rank, mode and seed) when it fails.
 bool check(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -114,7 +116,7 @@ int64_t span_bytes(const RefType& r, int64_t count) {
   return hi - lo;
 }
 
-// A malloc'd buffer holding the span of count elements with a margin on each side, filled from
+// A buffer (malloc'd, or from ddt_alloc with --heap) holding the span of count elements with a margin on each side, filled from
 // a seed, so the same (type, count, seed, min_size) always gives the same bytes at the same
 // offsets. min_size makes buffers of equal size (reuse mode: malloc then hands back the
 // addresses it was just given back).
@@ -129,20 +131,33 @@ struct Buf {
     swap(o);
     return *this;
   }
-  ~Buf() { std::free(mem); }
+  ~Buf() { release(); }
+  void release() {
+    if (mem && g_heap) {
+      if (ddt_free(mem) != DDT_SUCCESS) check(false, "ddt_free of a heap buffer failed");
+    } else {
+      std::free(mem);
+    }
+    mem = nullptr;
+  }
   void swap(Buf& o) noexcept {
     std::swap(mem, o.mem);
     std::swap(size, o.size);
     std::swap(origin, o.origin);
   }
   void make(const RefType& r, int64_t count, uint64_t seed, int64_t min_size = 0) {
-    std::free(mem);
+    release();
     int64_t lo, hi;
     span(r, count, lo, hi);
     const int64_t margin = 64 + static_cast<int64_t>(seed % 41);  // varied alignment too
     size = std::max(hi - lo + 2 * margin, min_size);
     origin = margin - lo;
-    mem = static_cast<char*>(std::malloc(size));
+    if (g_heap) {
+      void* p = nullptr;
+      mem = ddt_alloc(size, &p) == DDT_SUCCESS ? static_cast<char*>(p) : nullptr;
+    } else {
+      mem = static_cast<char*>(std::malloc(size));
+    }
     if (!mem) {
       std::fprintf(stderr, "comm_test: rank %d: out of memory (%lld bytes)\n", g_rank, (long long)size);
       std::exit(2);
@@ -875,10 +890,14 @@ int mode_killpeer(const std::string& how) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: ddtkit run -n N comm_test [--seed S] [--messages M] [--mode MODE] [--kill kill|exit]\n"
+               "usage: ddtkit run -n N comm_test [--seed S] [--messages M] [--mode MODE] [--kill kill|exit] [--heap 0|1]\n"
                "modes: random (default), wildcard, truncate, reuse, stress, barrier, killpeer\n"
                "--messages: per ordered pair of ranks (random, wildcard per phase, truncate, stress),\n"
-               "            rounds (reuse), iterations (barrier)\n");
+               "            rounds (reuse), iterations (barrier)\n"
+               "--heap 1: message buffers from ddt_alloc (the mapped heap mechanism)\n"
+               "--small-cache N: even ranks keep only N layouts (evictions, resent layouts)\n"
+               "the mechanism and exchange design come from DDTKIT_MECH and DDTKIT_EXCHANGE, the\n"
+               "layout cache's size from DDTKIT_CACHE_ENTRIES\n");
 }
 
 }  // namespace
@@ -895,6 +914,8 @@ int main(int argc, char** argv) {
     else if (a == "--messages") g_messages = std::atoll(argv[++i]);
     else if (a == "--mode") g_mode = argv[++i];
     else if (a == "--kill") how = argv[++i];
+    else if (a == "--heap") g_heap = std::atoi(argv[++i]) != 0;
+    else if (a == "--small-cache") g_small_cache = std::atoll(argv[++i]);
     else {
       usage();
       return 2;
@@ -917,11 +938,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (g_mode == "killpeer") return mode_killpeer(how);
+  if (g_small_cache > 0 && g_rank % 2 == 0) {  // receivers that forget what senders remember sending
+    int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
+    const std::string m = std::getenv("DDTKIT_MECH") ? std::getenv("DDTKIT_MECH") : "auto";
+    mech = m == "pipe" ? DDT_MECH_PIPE : m == "cma" ? DDT_MECH_CMA : m == "heap" ? DDT_MECH_HEAP : DDT_MECH_AUTO;
+    if (ddt_comm_configure(mech, exchange, g_small_cache) != DDT_SUCCESS) check(false, "ddt_comm_configure refused");
+  }
   const int64_t pairs = std::max(1, g_size * (g_size - 1));
   int64_t m = g_messages;
   if (g_rank == 0)
-    std::printf("comm_test: mode %s, %d ranks, seed %llu%s\n", g_mode.c_str(), g_size, (unsigned long long)g_seed,
-                std::getenv("DDTKIT_MECH") ? (std::string(", DDTKIT_MECH=") + std::getenv("DDTKIT_MECH")).c_str() : "");
+    std::printf("comm_test: mode %s, %d ranks, seed %llu, buffers from %s%s%s\n", g_mode.c_str(), g_size,
+                (unsigned long long)g_seed, g_heap ? "ddt_alloc" : "malloc",
+                std::getenv("DDTKIT_MECH") ? (std::string(", DDTKIT_MECH=") + std::getenv("DDTKIT_MECH")).c_str() : "",
+                std::getenv("DDTKIT_EXCHANGE") ? (std::string(", DDTKIT_EXCHANGE=") + std::getenv("DDTKIT_EXCHANGE")).c_str() : "");
   if (g_mode == "random") mode_random(m >= 0 ? m : 32);
   else if (g_mode == "stress") mode_stress(m >= 0 ? m : (20000 + pairs - 1) / pairs);
   else if (g_mode == "truncate") mode_truncate(m >= 0 ? m : 12);
@@ -931,6 +960,21 @@ int main(int argc, char** argv) {
   else {
     if (g_rank == 0) usage();
     return 2;
+  }
+  // The mechanism forced is the one that moved every rendezvous (the runtime falls back only
+  // where the kernel refuses CMA, which this machine's tests do not expect), and with buffers
+  // from the heap the default chooses the heap.
+  ddt_comm_times t{};
+  if (g_mode != "wildcard" && ddt_comm_get_times(&t) == DDT_SUCCESS && t.receives > 0) {
+    const char* mech = std::getenv("DDTKIT_MECH");
+    const std::string m = mech ? mech : "auto";
+    const int64_t want = m == "pipe" ? t.by_cells : m == "cma" ? t.by_cma : (m == "heap" || g_heap) ? t.by_heap : t.receives;
+    if (g_small_cache > 0 && g_rank % 2 == 0)
+      check(t.layout_requests > 0, "a layout cache of %lld entries never asked for an evicted layout",
+            (long long)g_small_cache);
+    if (m == "pipe" || m == "cma" || g_heap)
+      check(want == t.receives, "%lld rendezvous receives, %lld by the mechanism expected (heap %lld, cma %lld, cells %lld)",
+            (long long)t.receives, (long long)want, (long long)t.by_heap, (long long)t.by_cma, (long long)t.by_cells);
   }
   // Rank 0 gathers the counts (itself a last exchange) and prints the closing line.
   int64_t counts[2] = {g_passed, g_failed};
