@@ -82,6 +82,15 @@ def section(md, targets, out):
            "the same types and sizes (bench/vector_sweep.hpp, bench/stencil.hpp). Every buffer of ddtkit's runs comes "
            "from `ddt_alloc` (the mapped heap); each configuration's received bytes are checked once before it is "
            "timed. Medians of repeated samples; " + ", ".join(f"{s}: {v}" for s, (v, _) in data.items()) + ".", ""]
+    usage = [(side, r["case"], r["np"], r["foreign_share"], r["ns"] / 1e9) for side, (_, rows) in data.items()
+             for r in rows if r["suite"] == "rt_meta"]
+    if usage:
+        md += ["Share of the machine that other processes took while each part ran (its busy time in /proc/stat "
+               "less the job's own CPU time): above 10% the part's figures are disturbed.", "",
+               "| run | part | processes | seconds | other processes |", "|---|---|---|---|---|"]
+        md += [f"| {s} | {c} | {n} | {sec:.1f} | {100 * f:.1f}%{' **disturbed**' if f > 0.1 else ''} |"
+               for s, c, n, f, sec in usage]
+        md.append("")
     vec = vector_table(data)
     lat = vec.get("latency", {})
     if lat:

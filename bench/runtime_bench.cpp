@@ -356,20 +356,24 @@ int main(int argc, char** argv) {
   }
   const auto configure = [&t](int mech, int exchange) { return [&t, mech, exchange] { t.configure(mech, exchange); }; };
   if (!o.stencil_only) {
-    cost_split(t, out.get(), o);
-    vector_sweep(t, out.get(), o,
-                 {{"auto", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
-                  {"pipe", configure(DDT_MECH_PIPE, DDT_EXCHANGE_MEMOIZED)},
-                  {"cma", configure(DDT_MECH_CMA, DDT_EXCHANGE_MEMOIZED)},
-                  {"heap-naive", configure(DDT_MECH_HEAP, DDT_EXCHANGE_NAIVE)},
-                  {"heap-pipelined", configure(DDT_MECH_HEAP, DDT_EXCHANGE_PIPELINED)},
-                  {"heap-descriptor", configure(DDT_MECH_HEAP, DDT_EXCHANGE_DESCRIPTOR)},
-                  {"heap-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)}});
-    ddtbench_pingpong(t, out.get(), o);
+    with_usage(t, out.get(), "cost split", [&] { cost_split(t, out.get(), o); });
+    with_usage(t, out.get(), "vector sweep", [&] {
+      vector_sweep(t, out.get(), o,
+                   {{"auto", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
+                    {"pipe", configure(DDT_MECH_PIPE, DDT_EXCHANGE_MEMOIZED)},
+                    {"cma", configure(DDT_MECH_CMA, DDT_EXCHANGE_MEMOIZED)},
+                    {"heap-naive", configure(DDT_MECH_HEAP, DDT_EXCHANGE_NAIVE)},
+                    {"heap-pipelined", configure(DDT_MECH_HEAP, DDT_EXCHANGE_PIPELINED)},
+                    {"heap-descriptor", configure(DDT_MECH_HEAP, DDT_EXCHANGE_DESCRIPTOR)},
+                    {"heap-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)}});
+    });
+    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_pingpong(t, out.get(), o); });
   }
-  stencil(t, out.get(), o,
-          {{"ddtkit", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
-           {"ddtkit-hand", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED), true}});
+  with_usage(t, out.get(), "stencil", [&] {
+    stencil(t, out.get(), o,
+            {{"ddtkit", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
+             {"ddtkit-hand", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED), true}});
+  });
   t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
   return 0;
 }

@@ -117,8 +117,11 @@ int main(int argc, char** argv) {
     std::printf("== %s (issue 10's vector sweep and stencil), %d processes%s -> %s\n", v.c_str(), t.np,
                 o.smoke ? ", smoke" : o.full ? ", full" : "", path.c_str());
   }
-  if (!o.stencil_only) vector_sweep(t, out.get(), o, {{"mpi-ddt", nullptr}, {"mpi-hand", nullptr, true}});
-  stencil(t, out.get(), o, {{"mpi-subarray", nullptr}, {"mpi-hand", nullptr, true}});
+  if (!o.stencil_only)
+    with_usage(t, out.get(), "vector sweep",
+               [&] { vector_sweep(t, out.get(), o, {{"mpi-ddt", nullptr}, {"mpi-hand", nullptr, true}}); });
+  with_usage(t, out.get(), "stencil",
+             [&] { stencil(t, out.get(), o, {{"mpi-subarray", nullptr}, {"mpi-hand", nullptr, true}}); });
   out.reset();
   MPI_Finalize();
   return 0;

@@ -15,6 +15,7 @@
 // and checks every result it gets: a benchmark never times, nor reports, an operation that failed.
 #pragma once
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -89,6 +90,75 @@ class Jsonl {
   FILE* f_;
   std::string side_, impl_;
 };
+
+// How much of the machine other processes took while a part of a benchmark ran: the machine's
+// busy time (/proc/stat) minus the CPU time of this job's ranks, as a share of wall time x cores.
+// On a small machine a figure measured beside other work is not the implementation's; the report
+// prints this share beside every part so that such a run is seen for what it is.
+class Usage {
+ public:
+  template <class T>
+  void start(T& t) {
+    t.barrier();
+    wall0_ = now_ns(), busy0_ = machine_busy_ns(), self0_ = self_cpu_ns();
+  }
+  // The share, on rank 0 (the others return 0): every rank sends rank 0 its CPU time.
+  template <class T>
+  double foreign_share(T& t) {
+    int64_t self = self_cpu_ns() - self0_;
+    t.barrier();
+    const double wall = now_ns() - wall0_, busy = machine_busy_ns() - busy0_;
+    if (t.me != 0) {
+      t.send(&self, 8, t.bytes(), 0, kTagUsage);
+      return 0;
+    }
+    for (int p = 1; p < t.np; ++p) {
+      int64_t other = 0;
+      t.recv(&other, 8, t.bytes(), p, kTagUsage);
+      self += other;
+    }
+    const double cores = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+    return wall > 0 ? std::max(0.0, (busy - static_cast<double>(self)) / (wall * cores)) : 0;
+  }
+
+ private:
+  static constexpr int kTagUsage = 30001;
+  static double machine_busy_ns() {  // user + nice + system + irq + softirq + steal, all CPUs
+    FILE* f = std::fopen("/proc/stat", "r");
+    if (!f) return 0;
+    unsigned long long v[8] = {};
+    const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                              &v[6], &v[7]);
+    std::fclose(f);
+    if (n < 8) return 0;
+    return static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * 1e9 / sysconf(_SC_CLK_TCK);
+  }
+  static int64_t self_cpu_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+  double wall0_ = 0, busy0_ = 0;
+  int64_t self0_ = 0;
+};
+
+// Runs part (collective) between two readings of Usage and records the share other processes took.
+template <class T>
+void with_usage(T& t, Jsonl* out, const std::string& part, const std::function<void()>& body) {
+  Usage u;
+  u.start(t);
+  const double t0 = now_ns();
+  body();
+  const double share = u.foreign_share(t);
+  if (t.me == 0 && out) {
+    char extra[64];
+    std::snprintf(extra, sizeof extra, "\"foreign_share\": %.4f, \"np\": %d", share, t.np);
+    out->add("rt_meta", part, "P=" + std::to_string(t.np), "usage", "other processes", 0, now_ns() - t0, extra);
+    std::printf("[%s] %.1f s; other processes took %.1f%% of the machine meanwhile%s\n", part.c_str(), (now_ns() - t0) / 1e9,
+                100 * share, share > 0.1 ? " (figures disturbed)" : "");
+    std::fflush(stdout);
+  }
+}
 
 // Options shared by both programs: --smoke (tiny sizes and repetitions, every byte check kept),
 // --full (the papers' sizes), --out DIR, --stencil-only (the runs with more than 2 processes).
