@@ -420,14 +420,14 @@ void free_request(ddt_request r) {
 
 }  // namespace
 
-extern "C" {
+namespace ddt::shm {
 
-int ddt_comm_init(void) {
-  if (ready()) return DDT_ERR_COMM;  // once per process
-  return ddt::guarded([] {
-    JobHeader* job = nullptr;
-    int rank = -1, size = 0;
-    if (int e = attach_job(&job, &rank, &size)) return e;
+int join(JobHeader* job, int rank, int size, const std::string& path) {
+  if (ready()) {
+    detach_job(job);
+    return DDT_ERR_COMM;  // once per process
+  }
+  return ddt::guarded([&] {
     // Every rank attached (or one has died) before the segment's name goes away.
     const auto start = std::chrono::steady_clock::now();
     while (job->attached.load(std::memory_order_acquire) < size) {
@@ -442,8 +442,7 @@ int ddt_comm_init(void) {
       }
       sched_yield();
     }
-    if (rank == 0)
-      if (const char* path = std::getenv("DDTKIT_JOB")) unlink(path);
+    if (rank == 0) unlink(path.c_str());
     rt.layouts.clear();
     rt.attacher.close();
     rt.out.assign(size, {});
@@ -468,12 +467,22 @@ int ddt_comm_init(void) {
     }
     // The heap's segment socket, named by the job's segment (unique per job and user); without
     // it sends from the heap go by CMA or cells.
-    const char* path = std::getenv("DDTKIT_JOB");
-    std::string key = path ? path : "";
-    key = key.substr(key.find_last_of('/') + 1);
+    const std::string key = path.substr(path.find_last_of('/') + 1);
     rt.attacher.open(key, rank, job);
     return static_cast<int>(DDT_SUCCESS);
   });
+}
+
+}  // namespace ddt::shm
+
+extern "C" {
+
+int ddt_comm_init(void) {
+  if (ready()) return DDT_ERR_COMM;  // once per process
+  JobHeader* job = nullptr;
+  int rank = -1, size = 0;
+  if (int e = attach_job(&job, &rank, &size)) return e;
+  return join(job, rank, size, std::getenv("DDTKIT_JOB"));
 }
 
 int ddt_comm_finalize(void) {

@@ -81,6 +81,12 @@ int attach_job(JobHeader** header, int* rank, int* size) {
   const char* s = std::getenv("DDTKIT_SIZE");
   if (!path || !r || !s) return DDT_ERR_COMM;
   const int my = std::atoi(r), n = std::atoi(s);
+  if (int e = attach_job_at(path, my, n, header)) return e;
+  *rank = my, *size = n;
+  return DDT_SUCCESS;
+}
+
+int attach_job_at(const char* path, int my, int n, JobHeader** header) {
   if (n < 1 || n > kMaxRanks || my < 0 || my >= n) return DDT_ERR_COMM;
   const int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return DDT_ERR_COMM;
@@ -101,7 +107,7 @@ int attach_job(JobHeader** header, int* rank, int* size) {
   }
   h->pid[my].store(getpid(), std::memory_order_release);
   h->attached.fetch_add(1, std::memory_order_acq_rel);
-  *header = h, *rank = my, *size = n;
+  *header = h;
   return DDT_SUCCESS;
 }
 

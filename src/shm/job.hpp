@@ -101,6 +101,8 @@ void remove_stale_jobs();  // segments of this user whose launcher no longer run
 // Rank side: maps the segment named by DDTKIT_JOB as DDTKIT_RANK of DDTKIT_SIZE; a ddtkit error
 // code on failure.
 int attach_job(JobHeader** header, int* rank, int* size);
+// The same for a segment named by other means (a bootstrap through MPI): path, rank, size.
+int attach_job_at(const char* path, int rank, int size, JobHeader** header);
 void detach_job(JobHeader* header);
 
 }  // namespace ddt::shm

@@ -98,6 +98,11 @@ extern Runtime rt;
 constexpr int64_t kMaxBody = int64_t{256} << 20;
 
 // comm.cpp
+// Starts the runtime on an attached job segment (job.hpp) as rank of size: waits until every rank
+// has attached (or one has died), and rank 0 unlinks the segment's path. Takes job (detached on
+// failure). ddt_comm_init calls it with the launcher's segment; a bootstrap through MPI with one
+// that its node's first rank created.
+int join(JobHeader* job, int rank, int size, const std::string& path);
 void complete(ddt_request r, int error);
 void enqueue(int dest, Outgoing o);
 int64_t now_ns();
