@@ -49,14 +49,23 @@ constexpr int64_t kMaxIov = 1024;  // the kernel's limit per process_vm_readv ca
 //   (ddt_type_blocks, from the plans).
 constexpr int64_t kCmaMinPiece = 4096;
 
-bool cma_pays(ddt_type remote, int64_t rcount, ddt_request r, int64_t n) {
-  int64_t rb = 0, lb = 0;
+// Contiguous pieces of count elements of t: blocks per element times count, or one when the
+// elements are single blocks that follow each other (a contiguous buffer).
+int64_t pieces_of(ddt_type t, int64_t count) {
+  int64_t b = 0, size = 0, lb = 0, ext = 0;
   int asc = 0;
-  if (ddt_type_blocks(remote, &rb, &asc) != DDT_SUCCESS || ddt_type_blocks(r->type, &lb, &asc) != DDT_SUCCESS) return false;
-  int64_t rp, lp;
-  if (__builtin_mul_overflow(rb, rcount, &rp)) rp = INT64_MAX;
-  if (__builtin_mul_overflow(lb, r->count, &lp)) lp = INT64_MAX;
-  const int64_t pieces = std::max(rp, lp);
+  if (ddt_type_blocks(t, &b, &asc) != DDT_SUCCESS) return INT64_MAX;
+  ddt_type_size(t, &size);
+  ddt_type_extent(t, &lb, &ext);
+  int64_t tlb = 0, text = 0;
+  ddt_type_true_extent(t, &tlb, &text);
+  if (b == 1 && ext == size && text == size) return 1;
+  int64_t p;
+  return __builtin_mul_overflow(b, count, &p) ? INT64_MAX : p;
+}
+
+bool cma_pays(ddt_type remote, int64_t rcount, ddt_request r, int64_t n) {
+  const int64_t pieces = std::max(pieces_of(remote, rcount), pieces_of(r->type, r->count));
   return pieces > 0 && n / pieces >= kCmaMinPiece;
 }
 
