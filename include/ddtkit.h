@@ -271,6 +271,29 @@ int ddt_comm_get_times(ddt_comm_times *t);
 int ddt_type_commit_comm(ddt_type type);
 int ddt_type_free_comm(ddt_type type);
 
+/* ---- starting the runtime under another launcher (mpiexec) ----------------------------------
+ * ddt_comm_init joins a job of `ddtkit run`; ddt_comm_init_bootstrap joins one whose processes
+ * another launcher started, mpiexec for instance (include/ddtkit_mpi_bootstrap.h does it for an
+ * MPI program in one call: ddt_comm_init_mpi(MPI_COMM_WORLD)). The caller gives this process's
+ * rank and the number of processes among the processes of its node (the runtime's ranks are
+ * these node ranks) and a broadcast from node rank 0 over exactly those processes: bcast(buf,
+ * bytes, ctx) sends node rank 0's bytes to every other, returning 0 on success (MPI_Bcast on the
+ * node's communicator, say). libddtkit links no MPI. Collective over the node's processes: node
+ * rank 0 removes stale segments of crashed jobs, creates the job's segment (0600, this user's
+ * only) and broadcasts its name; every process maps it and waits for the others, and the name
+ * is unlinked once all hold it. DDT_ERR_ARG for a null b or bcast, size < 1 or above 256, or rank
+ * outside [0, size), nothing broadcast; DDT_ERR_COMM when the broadcast fails, node rank 0 could
+ * not create the segment (every process then fails, none waits), the runtime is already started,
+ * or a process of the node never attached (after a 60 s wait); DDT_ERR_PEER when node rank 0 gave
+ * the segment up after broadcasting its name. Without a launcher nobody marks dead ranks: a peer
+ * that dies later is found by probing its pid, and its peers' operations fail with DDT_ERR_PEER. */
+typedef struct {
+  int rank, size;  /* this process among the processes of its node */
+  void *ctx;       /* passed to bcast */
+  int (*bcast)(void *buf, int bytes, void *ctx); /* from node rank 0; 0 on success */
+} ddt_bootstrap;
+int ddt_comm_init_bootstrap(const ddt_bootstrap *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,294 @@
+// The intra-node runtime started from under mpiexec (issue 10): ddt_comm_init_mpi
+// (include/ddtkit_mpi_bootstrap.h) over ddt_comm_init_bootstrap. Run as `mpiexec -n N
+// bootstrap_test_<mpi>`; every rank checks, and any failure prints where and aborts the job.
+//
+//   1. ddt_comm_init_bootstrap's argument checks and failures, each process alone, before any
+//      runtime exists: bad arguments; a broadcast that fails (root and non-root); a root that
+//      cannot create the segment (its file size limit lowered) broadcasts an error marker, and a
+//      rank given that marker fails at once; a rank given the name of a segment its root gave up
+//      fails at once. None leaves a segment behind in /dev/shm.
+//   2. ddt_comm_init_mpi(MPI_COMM_WORLD): the runtime's rank and size are the node-local ones;
+//      a second init fails on every rank (collectively, nobody hangs).
+//   3. A ring of messages, every byte checked: eager contiguous, eager vector, rendezvous vector
+//      received into a contiguous type of equal size, heap buffers (ddt_alloc) moved by the
+//      mapped heap (forced, and counted) and by the cost model's choice, a wildcard gather at
+//      rank 0; a barrier; finalize.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ddtkit_mpi_bootstrap.h"
+
+namespace {
+
+int world_rank = -1;
+
+[[noreturn]] void fail(const char* file, int line, const char* what) {
+  std::fprintf(stderr, "bootstrap_test: FAILED at %s:%d (world rank %d): %s\n", file, line, world_rank, what);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  _exit(1);
+}
+#define CHECK(c)                              \
+  do {                                        \
+    if (!(c)) fail(__FILE__, __LINE__, #c);   \
+  } while (0)
+#define CHECK_RC(call, want)                                                                       \
+  do {                                                                                             \
+    const int rc_ = (call);                                                                        \
+    if (rc_ != (want)) {                                                                           \
+      char m_[512];                                                                                \
+      std::snprintf(m_, sizeof m_, "%s returned %d (%s), expected %d", #call, rc_, ddt_error_string(rc_), want); \
+      fail(__FILE__, __LINE__, m_);                                                                \
+    }                                                                                              \
+  } while (0)
+
+// Segments in /dev/shm that this process created (their names carry the creator's uid and pid).
+int my_segments() {
+  const std::string mine = "ddtkit-" + std::to_string(getuid()) + "-" + std::to_string(getpid()) + "-";
+  int n = 0;
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d))
+      if (std::strncmp(e->d_name, mine.c_str(), mine.size()) == 0) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+// Broadcasts that stand in for a node's: one that fails, and one that records what the root
+// sent (or replays it to a non-root).
+struct Recorded {
+  std::vector<char> bytes;
+  int result = 0;
+};
+int failing_bcast(void*, int, void*) { return 1; }
+int recording_bcast(void* buf, int bytes, void* ctx) {
+  auto* r = static_cast<Recorded*>(ctx);
+  r->bytes.assign(static_cast<char*>(buf), static_cast<char*>(buf) + bytes);
+  return r->result;
+}
+int replaying_bcast(void* buf, int bytes, void* ctx) {
+  auto* r = static_cast<Recorded*>(ctx);
+  if (static_cast<int>(r->bytes.size()) != bytes) return 1;
+  std::memcpy(buf, r->bytes.data(), bytes);
+  return 0;
+}
+
+void negative_checks() {
+  const int before = my_segments();
+  CHECK(before == 0);
+  ddt_bootstrap b{0, 2, nullptr, failing_bcast};
+  CHECK_RC(ddt_comm_init_bootstrap(nullptr), DDT_ERR_ARG);
+  for (auto [rank, size] : {std::pair{0, 0}, {0, -1}, {-1, 2}, {2, 2}, {5, 2}, {0, 257}, {300, 257}}) {
+    b.rank = rank, b.size = size;
+    CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_ARG);
+  }
+  b = ddt_bootstrap{1, 2, nullptr, nullptr};
+  CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_ARG);
+
+  // A broadcast that fails: a non-root learns nothing, a root gives up the segment it made.
+  b = ddt_bootstrap{1, 2, nullptr, failing_bcast};
+  CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_COMM);
+  Recorded rec;
+  rec.result = 1;
+  b = ddt_bootstrap{0, 2, &rec, recording_bcast};
+  CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_COMM);
+  CHECK(rec.bytes.size() == 256);
+  CHECK(my_segments() == 0);
+  // ... and a rank handed that (unlinked) segment's name fails at once instead of waiting.
+  b = ddt_bootstrap{1, 2, &rec, replaying_bcast};
+  CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_COMM);
+
+  // A root that cannot create the segment (ftruncate beyond RLIMIT_FSIZE: EFBIG) broadcasts the
+  // failure, and a rank that receives it fails too.
+  struct rlimit old;
+  CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  struct rlimit low = old;
+  low.rlim_cur = 4096;
+  void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+  CHECK(setrlimit(RLIMIT_FSIZE, &low) == 0);
+  Recorded marker;
+  b = ddt_bootstrap{0, 2, &marker, recording_bcast};
+  const int rc = ddt_comm_init_bootstrap(&b);
+  CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+  signal(SIGXFSZ, oldsig);
+  CHECK_RC(rc, DDT_ERR_COMM);
+  CHECK(marker.bytes.size() == 256);
+  CHECK(my_segments() == 0);
+  b = ddt_bootstrap{1, 2, &marker, replaying_bcast};
+  CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_COMM);
+
+  // A garbled message (no marker) is refused, not followed.
+  Recorded junk;
+  junk.bytes.assign(256, 'x');
+  b = ddt_bootstrap{1, 2, &junk, replaying_bcast};
+  CHECK_RC(ddt_comm_init_bootstrap(&b), DDT_ERR_COMM);
+
+  int s = 0;
+  CHECK_RC(ddt_comm_size(&s), DDT_ERR_COMM);  // no runtime was started by any of these
+  CHECK(my_segments() == 0);
+}
+
+// The byte every sender puts at element i of its buffer, seeded by round and sender.
+inline unsigned char pattern(int round, int sender, int64_t i) {
+  return static_cast<unsigned char>((i * 131 + sender * 17 + round * 29 + (i >> 8)) & 0xff);
+}
+
+// One ring exchange: every rank sends count x stype from sbuf to rank + 1 and receives rcount x
+// rtype into rbuf from rank - 1; then checks that the received packed stream is the sender's.
+void ring(int round, int rank, int size, void* sbuf, int64_t scount, ddt_type stype, void* rbuf, int64_t rcount,
+          ddt_type rtype, int64_t rbytes_of_buffer) {
+  int64_t ssize = 0, rsize = 0;
+  CHECK_RC(ddt_type_size(stype, &ssize), DDT_SUCCESS);
+  CHECK_RC(ddt_type_size(rtype, &rsize), DDT_SUCCESS);
+  const int64_t bytes = ssize * scount;
+  CHECK(rsize * rcount >= bytes);
+  const int to = (rank + 1) % size, from = (rank + size - 1) % size;
+  // The sender's packed stream is pattern(round, rank, i): unpack it into sbuf.
+  std::vector<unsigned char> stream(bytes);
+  for (int64_t i = 0; i < bytes; ++i) stream[i] = pattern(round, rank, i);
+  int64_t used = 0;
+  CHECK_RC(ddt_unpack(stream.data(), bytes, sbuf, scount, stype, 0, &used), DDT_SUCCESS);
+  std::memset(rbuf, 0xEE, rbytes_of_buffer);
+  ddt_request reqs[2];
+  ddt_status st[2];
+  CHECK_RC(ddt_comm_irecv(rbuf, rcount, rtype, from, 100 + round, &reqs[0]), DDT_SUCCESS);
+  CHECK_RC(ddt_comm_isend(sbuf, scount, stype, to, 100 + round, &reqs[1]), DDT_SUCCESS);
+  CHECK_RC(ddt_comm_waitall(2, reqs, st), DDT_SUCCESS);
+  CHECK(st[0].source == from && st[0].tag == 100 + round && st[0].error == DDT_SUCCESS && st[0].bytes == bytes);
+  // Received bytes: the sender's stream, packed back out of rbuf with the receive type.
+  std::vector<unsigned char> got(rsize * rcount);
+  CHECK_RC(ddt_pack(rbuf, rcount, rtype, 0, got.data(), static_cast<int64_t>(got.size()), &used), DDT_SUCCESS);
+  for (int64_t i = 0; i < bytes; ++i)
+    if (got[i] != pattern(round, from, i)) {
+      char m[160];
+      std::snprintf(m, sizeof m, "round %d: byte %lld from rank %d is %d, expected %d", round, static_cast<long long>(i),
+                    from, got[i], pattern(round, from, i));
+      fail(__FILE__, __LINE__, m);
+    }
+  // And nothing outside the receive type's blocks was written: count the untouched bytes.
+  int64_t untouched = 0;
+  for (int64_t i = 0; i < rbytes_of_buffer; ++i) untouched += static_cast<unsigned char*>(rbuf)[i] == 0xEE;
+  int64_t expect_untouched = rbytes_of_buffer - rsize * rcount;
+  // Received bytes that happen to equal 0xEE are counted as untouched as well.
+  for (int64_t i = 0; i < bytes; ++i) expect_untouched += got[i] == 0xEE;
+  for (int64_t i = bytes; i < rsize * rcount; ++i) expect_untouched += got[i] == 0xEE;
+  CHECK(untouched == expect_untouched);
+}
+
+void run(int node_rank, int node_size) {
+  int rank = -1, size = -1;
+  CHECK_RC(ddt_comm_rank(&rank), DDT_SUCCESS);
+  CHECK_RC(ddt_comm_size(&size), DDT_SUCCESS);
+  CHECK(rank == node_rank);
+  CHECK(size == node_size);
+
+  // Eager, contiguous.
+  {
+    std::vector<int> s(100), r(100);
+    ring(1, rank, size, s.data(), 100, DDT_INT, r.data(), 100, DDT_INT, sizeof(int) * 100);
+  }
+  ddt_type small_vec = DDT_TYPE_NULL, big_vec = DDT_TYPE_NULL, big_contig = DDT_TYPE_NULL;
+  CHECK_RC(ddt_type_vector(64, 3, 5, DDT_DOUBLE, &small_vec), DDT_SUCCESS);  // 1.5 KiB packed: eager
+  CHECK_RC(ddt_type_commit(small_vec), DDT_SUCCESS);
+  CHECK_RC(ddt_type_vector(4096, 16, 32, DDT_INT, &big_vec), DDT_SUCCESS);   // 256 KiB packed: rendezvous
+  CHECK_RC(ddt_type_commit(big_vec), DDT_SUCCESS);
+  CHECK_RC(ddt_type_contiguous(4096 * 16, DDT_INT, &big_contig), DDT_SUCCESS);
+  CHECK_RC(ddt_type_commit(big_contig), DDT_SUCCESS);
+  const int64_t small_span = (63 * 5 + 3) * 8, big_span = (4095 * 32 + 16) * 4;
+
+  // Eager, a vector on both sides.
+  {
+    std::vector<char> s(small_span), r(small_span);
+    ring(2, rank, size, s.data(), 1, small_vec, r.data(), 1, small_vec, small_span);
+  }
+  ddt_comm_times t0{}, t1{};
+  CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
+  // Rendezvous, vector to vector, and vector to a contiguous type of the same size (the types
+  // differ, the signatures' bytes agree), from malloc'd memory.
+  {
+    std::vector<char> s(big_span), r(big_span);
+    ring(3, rank, size, s.data(), 1, big_vec, r.data(), 1, big_vec, big_span);
+    ring(4, rank, size, s.data(), 1, big_vec, r.data(), 1, big_contig, big_span);
+    ring(5, rank, size, s.data(), 2, small_vec, r.data(), 1, big_contig, big_span);  // eager into a larger receive
+  }
+  CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
+  CHECK(t1.receives - t0.receives >= 2);  // rounds 3 and 4 went by rendezvous
+
+  // From the mapped heap: the heap mechanism forced on every rank (and counted), then the cost
+  // model's choice; buffers reused across rounds.
+  {
+    void *s = nullptr, *r = nullptr;
+    CHECK_RC(ddt_alloc(big_span, &s), DDT_SUCCESS);
+    CHECK_RC(ddt_alloc(big_span, &r), DDT_SUCCESS);
+    CHECK_RC(ddt_comm_configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED, 0), DDT_SUCCESS);
+    CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
+    for (int round = 6; round < 9; ++round) ring(round, rank, size, s, 1, big_vec, r, 1, big_vec, big_span);
+    CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
+    CHECK(t1.by_heap - t0.by_heap == 3);
+    CHECK(t1.cache_hits - t0.cache_hits >= 2);  // memoized: repeats send only the key
+    CHECK_RC(ddt_comm_configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED, 0), DDT_SUCCESS);
+    ring(9, rank, size, s, 1, big_vec, r, 1, big_contig, big_span);
+    ring(10, rank, size, s, 1, big_contig, r, 1, big_vec, big_span);
+    CHECK_RC(ddt_free(s), DDT_SUCCESS);
+    CHECK_RC(ddt_free(r), DDT_SUCCESS);
+  }
+
+  // A wildcard gather at rank 0: one message from every other rank, each source exactly once.
+  if (rank == 0) {
+    std::vector<int> seen(size, 0);
+    for (int k = 1; k < size; ++k) {
+      int v[2] = {-1, -1};
+      ddt_status st{};
+      CHECK_RC(ddt_comm_recv(v, 2, DDT_INT, DDT_ANY_SOURCE, DDT_ANY_TAG, &st), DDT_SUCCESS);
+      CHECK(st.source >= 1 && st.source < size && st.tag == 7 && st.bytes == 8);
+      CHECK(v[0] == st.source && v[1] == st.source * 1000);
+      CHECK(seen[st.source]++ == 0);
+    }
+  } else {
+    int v[2] = {rank, rank * 1000};
+    CHECK_RC(ddt_comm_send(v, 2, DDT_INT, 0, 7), DDT_SUCCESS);
+  }
+
+  CHECK_RC(ddt_comm_barrier(), DDT_SUCCESS);
+  CHECK_RC(ddt_type_free(&small_vec), DDT_SUCCESS);
+  CHECK_RC(ddt_type_free(&big_vec), DDT_SUCCESS);
+  CHECK_RC(ddt_type_free(&big_contig), DDT_SUCCESS);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+
+  negative_checks();
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  // The node's ranks as the runtime must see them.
+  MPI_Comm node;
+  int node_rank = -1, node_size = -1;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+
+  CHECK_RC(ddt_comm_init_mpi(MPI_COMM_WORLD), DDT_SUCCESS);
+  CHECK(my_segments() == 0);                                 // the name is gone once all joined
+  CHECK_RC(ddt_comm_init_mpi(MPI_COMM_WORLD), DDT_ERR_COMM);  // once per process, on every rank
+  run(node_rank, node_size);
+  CHECK_RC(ddt_comm_finalize(), DDT_SUCCESS);
+  CHECK_RC(ddt_comm_finalize(), DDT_ERR_COMM);
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank == 0) std::printf("bootstrap_test: ok, %d processes on the node\n", node_size);
+  MPI_Finalize();
+  return 0;
+}
