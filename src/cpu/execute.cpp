@@ -189,8 +189,66 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
 
 namespace ddt {
 
+// Records the address of every block a cursor passes (all blocks of one width w: a Nest plan's
+// layout), so that two sides' blocks can be paired.
+struct BlockAddrs {
+  uintptr_t* at;
+  int64_t w, n = 0;
+  bool piece(uintptr_t p, int64_t len) {  // whole blocks only: the caller advances by k * w
+    for (int64_t o = 0; o < len; o += w) at[n++] = p + static_cast<uintptr_t>(o);
+    return true;
+  }
+  bool blocks(uintptr_t p, int64_t stride, int64_t, int64_t count) {
+    for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) at[n++] = p;
+    return true;
+  }
+  int64_t table(uintptr_t base, const ddt::Entry* e, int64_t max, int64_t, int64_t node) {
+    int64_t i = 0;
+    for (; i < max && e[i].node == node; ++i) at[n++] = base + static_cast<uintptr_t>(e[i].disp);
+    return i;
+  }
+};
+
+template <int W>
+void pair_copy(const uintptr_t* d, const uintptr_t* s, int64_t k) {
+  for (int64_t i = 0; i < k; ++i) std::memcpy(reinterpret_cast<void*>(d[i]), reinterpret_cast<const void*>(s[i]), W);
+}
+
+// Copies the whole blocks of stream bytes [0, n) between two layouts made of blocks of one width
+// w, block i of the source to block i of the destination, with a fixed-width move where w is one
+// of the common widths: in batches of block addresses that stay in L1. Returns the bytes copied
+// (n rounded down to whole blocks).
+int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t scount, const ddt::Layout& dl,
+                    int64_t dext, uintptr_t d, int64_t dcount, int64_t w, int64_t n) {
+  constexpr int64_t kBatch = 256;
+  uintptr_t sa[kBatch], da[kBatch];
+  ddt::Cursor from(sl, sext, s, scount), to(dl, dext, d, dcount);
+  int64_t done = 0;
+  while (n - done >= w) {
+    const int64_t k = std::min(kBatch, (n - done) / w);
+    BlockAddrs sop{sa, w}, dop{da, w};
+    from.advance(k * w, sop);
+    to.advance(k * w, dop);
+    switch (w) {
+      case 4: pair_copy<4>(da, sa, k); break;
+      case 8: pair_copy<8>(da, sa, k); break;
+      case 16: pair_copy<16>(da, sa, k); break;
+      case 32: pair_copy<32>(da, sa, k); break;
+      case 64: pair_copy<64>(da, sa, k); break;
+      case 128: pair_copy<128>(da, sa, k); break;
+      case 256: pair_copy<256>(da, sa, k); break;
+      default:
+        for (int64_t i = 0; i < k; ++i) ddt::any_copy(reinterpret_cast<char*>(da[i]), reinterpret_cast<const char*>(sa[i]), w);
+    }
+    done += k * w;
+  }
+  return done;
+}
+
 // One pass over both layouts, choosing by the shapes (the cost model of a type-to-type copy):
 //  - one side contiguous: that is a pack or an unpack, with the plan's kernels;
+//  - both sides blocks of one width (Nest plans), shorter than kZipPiece: block paired with
+//    block (pair_blocks), one fixed-width move each, no staging;
 //  - long pieces on both sides (at least kZipPiece bytes on average): the source cursor lists a
 //    chunk's pieces and the destination cursor consumes them, one memcpy per piece;
 //  - short pieces: chunks of kStage bytes are gathered into a buffer that stays in L1 and
@@ -217,18 +275,24 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
     if (n >= ddt::kStreamBytes) ddt::stream_fence();
     return;
   }
-  int64_t sp, dp;  // pieces of each side (blocks saturate; so does this)
-  if (__builtin_mul_overflow(ps.blocks, scount, &sp)) sp = INT64_MAX;
-  if (__builtin_mul_overflow(pd.blocks, dcount, &dp)) dp = INT64_MAX;
-  if (n / std::max<int64_t>(1, std::max(sp, dp)) < kZipPiece) {
+  const auto staged = [&](int64_t from, int64_t to) {
     alignas(64) char stage[kStage];
-    for (int64_t lo = 0; lo < n; lo += kStage) {
-      const int64_t hi = std::min(n, lo + kStage);
+    for (int64_t lo = from; lo < to; lo += kStage) {
+      const int64_t hi = std::min(to, lo + kStage);
       move<true>(stype, scount, s, lo, hi, stage);
       move<false>(dtype, dcount, d, lo, hi, stage);
     }
+  };
+  if (ps.shape == ddt::Shape::Nest && pd.shape == ddt::Shape::Nest && ps.width == pd.width && ps.width < kZipPiece) {
+    const int64_t whole = pair_blocks(*stype->layout, stype->extent(), s, scount, *dtype->layout, dtype->extent(), d,
+                                      dcount, ps.width, n);
+    staged(whole, n);  // a last partial block
     return;
   }
+  int64_t sp, dp;  // pieces of each side (blocks saturate; so does this)
+  if (__builtin_mul_overflow(ps.blocks, scount, &sp)) sp = INT64_MAX;
+  if (__builtin_mul_overflow(pd.blocks, dcount, &dp)) dp = INT64_MAX;
+  if (n / std::max<int64_t>(1, std::max(sp, dp)) < kZipPiece) return staged(0, n);
   ddt::Cursor from(*stype->layout, stype->extent(), s, scount);
   ddt::Cursor to(*dtype->layout, dtype->extent(), d, dcount);
   std::vector<struct iovec> list;

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu/copy.hpp"
 #include "cpu/nest.hpp"
 #include "ddtkit.h"
 #include "plan/plan.hpp"
@@ -385,5 +386,50 @@ TEST(Executors, WideBlocksInCache) {
     ASSERT_EQ(ddt_unpack(want.data(), want.size(), back.data() + 3, 1, v, 0, &n), DDT_SUCCESS);
     EXPECT_EQ(back, ref) << bl;
     ddt_type_free(&v);
+  }
+}
+
+// ddt_copy between two layouts of blocks of one width (Nest plans: block paired with block,
+// cpu/execute.cpp's pair_blocks) must leave exactly what a pack of the source unpacked into the
+// destination leaves: every common width and odd ones, negative strides, two-level nests, counts
+// that continue the nest; and copy_range of a prefix ending inside a block (a truncated receive)
+// moves exactly that prefix.
+TEST(Executors, PairedBlocksCopy) {
+  std::mt19937_64 rng(7);
+  for (int64_t w : {1, 3, 4, 8, 12, 16, 32, 64, 100, 128, 256, 512, 1000, 2048}) {
+    for (int trial = 0; trial < 6; ++trial) {
+      const int64_t blocks = 24 + static_cast<int64_t>(rng() % 40) * 4;  // a multiple of 4: both shapes fit
+      // Source: a vector of `blocks` blocks, stride at least w (sign varies).
+      const int64_t sstride = (w + static_cast<int64_t>(rng() % 64)) * (trial % 3 == 2 ? -1 : 1);
+      ddt_type src_t = DDT_TYPE_NULL, dst_inner = DDT_TYPE_NULL, dst_t = DDT_TYPE_NULL;
+      ASSERT_EQ(ddt_type_hvector(blocks, w, sstride, DDT_BYTE, &src_t), DDT_SUCCESS);
+      // Destination: 4 rows of blocks/4 blocks, another stride (a two-level nest).
+      const int64_t dstride = w + static_cast<int64_t>(rng() % 48);
+      ASSERT_EQ(ddt_type_hvector(blocks / 4, w, dstride, DDT_BYTE, &dst_inner), DDT_SUCCESS);
+      ASSERT_EQ(ddt_type_hvector(4, 1, dstride * (blocks / 4) + 80, dst_inner, &dst_t), DDT_SUCCESS);
+      ddt_type_commit(src_t);
+      ddt_type_commit(dst_t);
+      const int64_t span = std::abs(sstride) * blocks + w + 64;
+      const size_t dbytes = static_cast<size_t>(dstride * blocks + 4 * 80 + w + 128);
+      std::vector<char> src(2 * span), dst(dbytes, 0x11), want(dbytes, 0x11), packed(blocks * w);
+      for (auto& c : src) c = static_cast<char>(rng());
+      char* s = src.data() + span;  // room for negative strides
+      char* d = dst.data() + 64;
+      int64_t k = 0;
+      ASSERT_EQ(ddt_pack(s, 1, src_t, 0, packed.data(), blocks * w, &k), DDT_SUCCESS);
+      ASSERT_EQ(ddt_unpack(packed.data(), blocks * w, want.data() + 64, 1, dst_t, 0, &k), DDT_SUCCESS);
+      ASSERT_EQ(ddt_copy(s, 1, src_t, d, 1, dst_t), DDT_SUCCESS);
+      EXPECT_EQ(dst, want) << "width " << w << " trial " << trial;
+      // A prefix that ends inside a block.
+      const int64_t n = blocks * w - w / 2 - 1;
+      std::fill(dst.begin(), dst.end(), 0x22);
+      std::fill(want.begin(), want.end(), 0x22);
+      ASSERT_EQ(ddt_unpack(packed.data(), n, want.data() + 64, 1, dst_t, 0, &k), DDT_SUCCESS);
+      ddt::copy_range(s, 1, src_t, d, 1, dst_t, n);
+      EXPECT_EQ(dst, want) << "prefix, width " << w << " trial " << trial;
+      ddt_type_free(&src_t);
+      ddt_type_free(&dst_inner);
+      ddt_type_free(&dst_t);
+    }
   }
 }
