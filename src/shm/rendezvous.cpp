@@ -151,17 +151,26 @@ bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t
 
 // ---- the mapped heap ---------------------------------------------------------------------------
 
+// [*lo, *hi): the bytes that count elements of t at address addr touch (their true bounds, the
+// first and last element placed by the extent, either sign); false when that is not a range of
+// addresses.
+bool data_span(ddt_type t, uint64_t addr, int64_t count, uintptr_t* lo, uintptr_t* hi) {
+  int64_t tlb = 0, text = 0, lb = 0, ext = 0;
+  if (count <= 0 || ddt_type_true_extent(t, &tlb, &text) || ddt_type_extent(t, &lb, &ext)) return false;
+  const __int128 step = static_cast<__int128>(count - 1) * ext;
+  const __int128 l = static_cast<__int128>(addr) + tlb + std::min<__int128>(0, step);
+  const __int128 h = static_cast<__int128>(addr) + tlb + text + std::max<__int128>(0, step);
+  if (l < 0 || h < l || h > static_cast<__int128>(UINTPTR_MAX)) return false;
+  *lo = static_cast<uintptr_t>(l), *hi = static_cast<uintptr_t>(h);
+  return true;
+}
+
 // The local address of the sender's buffer addr, when count elements of remote there lie wholly
 // inside the segment; 0 otherwise. (The buffer address itself may lie outside: only data bytes
 // must be inside.)
 uintptr_t heap_source(const Attachment& a, ddt_type remote, uint64_t addr, int64_t count) {
-  int64_t tlb = 0, text = 0, lb = 0, ext = 0;
-  if (count <= 0 || ddt_type_true_extent(remote, &tlb, &text) || ddt_type_extent(remote, &lb, &ext)) return 0;
-  const __int128 step = static_cast<__int128>(count - 1) * ext;
-  const __int128 lo = static_cast<__int128>(addr) + tlb + std::min<__int128>(0, step);
-  const __int128 hi = static_cast<__int128>(addr) + tlb + text + std::max<__int128>(0, step);
-  if (lo < 0 || hi < lo || hi > static_cast<__int128>(UINT64_MAX)) return 0;
-  if (!a.translate(static_cast<uintptr_t>(lo), static_cast<uint64_t>(hi - lo))) return 0;
+  uintptr_t lo, hi;
+  if (!data_span(remote, addr, count, &lo, &hi) || !a.translate(lo, hi - lo)) return 0;
   return reinterpret_cast<uintptr_t>(a.local) + (static_cast<uintptr_t>(addr) - a.owner_base);  // mod 2^64
 }
 
@@ -210,18 +219,12 @@ Outgoing make_rts(ddt_request r) {
   const int64_t t0 = now_ns();
   Outgoing o{kRts, r};
   // The heap segment the whole send lies in, its descriptor sent to the peer if not yet.
-  if (rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable() && r->bytes > 0) {
-    int64_t tlb = 0, text = 0, lb = 0, ext = 0;
-    ddt_type_true_extent(r->type, &tlb, &text);
-    ddt_type_extent(r->type, &lb, &ext);
-    const __int128 step = static_cast<__int128>(r->count - 1) * ext;
-    const __int128 lo = static_cast<__int128>(reinterpret_cast<uintptr_t>(r->sbuf)) + tlb + std::min<__int128>(0, step);
-    const __int128 hi = static_cast<__int128>(reinterpret_cast<uintptr_t>(r->sbuf)) + tlb + text + std::max<__int128>(0, step);
-    if (lo >= 0 && hi <= static_cast<__int128>(UINTPTR_MAX)) {
-      const SegmentRef seg = find_segment(static_cast<uintptr_t>(lo), static_cast<uintptr_t>(hi));
-      if (seg.id && (!sent_to(seg.id, r->peer) ? rt.attacher.send(r->peer, seg) && (set_sent(seg.id, r->peer), true) : true))
-        o.seg = seg.id;
-    }
+  uintptr_t lo, hi;
+  if (rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable() &&
+      data_span(r->type, reinterpret_cast<uintptr_t>(r->sbuf), r->count, &lo, &hi)) {
+    const SegmentRef seg = find_segment(lo, hi);
+    if (seg.id && (sent_to(seg.id, r->peer) || (rt.attacher.send(r->peer, seg) && (set_sent(seg.id, r->peer), true))))
+      o.seg = seg.id;
   }
   if (rt.mech != DDT_MECH_PIPE) {
     switch (r->exchange) {
