@@ -11,7 +11,7 @@
 // for byte, margins and the holes of the typemap included. Receive types never overlap (a
 // receive into overlapping entries is erroneous in MPI); send types may.
 //
-// Modes (see usage()): random, wildcard, truncate, reuse, stress, barrier, killpeer. Each rank
+// Modes (see usage()): random, wildcard, truncate, reuse, stress, barrier, commitcomm, killpeer. Each rank
 // prints one line per failed check (the first 25); rank 0 gathers the counts and prints
 // `comm_test: N passed, M failed`; the exit status is non-zero when a check failed.
 #include <signal.h>
@@ -760,6 +760,43 @@ void mode_wildcard(int64_t K) {
 // Barriers interleaved with messages. Each iteration a ring message is sent before the barrier
 // and received after it (a barrier must neither consume nor disturb it); one rank is late to it;
 // every tenth iteration all ranks exchange with all and then pass two barriers back to back.
+// ---- commit_comm ------------------------------------------------------------------------------
+
+// FALCON-X's pre-agreed layouts: each round every rank commits a new layout for communication
+// (ddt_type_commit_comm), sends it to the next rank and receives from the previous one. The
+// first transfer of the layout must already find it in the receiver's cache (one hit per
+// receive, no layout sent with it), the bytes must be right, and after ddt_type_free_comm the
+// layout is no longer pinned (later transfers still work, resending it as needed).
+void mode_commit_comm(int64_t rounds) {
+  const int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
+  for (int64_t r = 0; r < rounds; ++r) {
+    const int64_t block = 4096 + 64 * r, blocks = 8 + r;  // a new layout each round, rendezvous-sized
+    ddt_type t = DDT_TYPE_NULL;
+    ddt_type_vector(blocks, block, 2 * block, DDT_BYTE, &t);
+    ddt_type_commit(t);
+    const int64_t span = 2 * block * blocks;
+    std::vector<char> out(span), in(span, 0), want(span, 0);
+    fill(out.data(), span, key({g_seed, 11, static_cast<uint64_t>(g_rank), static_cast<uint64_t>(r)}));
+    fill(want.data(), span, key({g_seed, 11, static_cast<uint64_t>(prev), static_cast<uint64_t>(r)}));
+    for (int64_t b = 0; b < blocks; ++b) std::memset(want.data() + b * 2 * block + block, 0, block);  // the holes
+    check(ddt_type_commit_comm(t) == DDT_SUCCESS, "ddt_type_commit_comm, round %lld", (long long)r);
+    ddt_comm_barrier();
+    ddt_comm_times a{}, b{};
+    ddt_comm_get_times(&a);
+    ddt_request q = DDT_REQUEST_NULL;
+    int e1 = ddt_comm_irecv(in.data(), 1, t, prev, 40 + static_cast<int>(r), &q);
+    int e2 = ddt_comm_send(out.data(), 1, t, next, 40 + static_cast<int>(r));
+    int e3 = ddt_comm_wait(&q, nullptr);
+    ddt_comm_get_times(&b);
+    check(!e1 && !e2 && !e3 && in == want, "commit_comm round %lld: errors %d %d %d or wrong bytes", (long long)r, e1, e2, e3);
+    check(b.cache_hits - a.cache_hits == 1 && b.receives - a.receives == 1,
+          "commit_comm round %lld: the first transfer of a committed layout made %lld cache hits in %lld receives",
+          (long long)r, (long long)(b.cache_hits - a.cache_hits), (long long)(b.receives - a.receives));
+    check(ddt_type_free_comm(t) == DDT_SUCCESS, "ddt_type_free_comm, round %lld", (long long)r);
+    ddt_type_free(&t);
+  }
+}
+
 // Every rank records when it entered and left each barrier; rank 0 checks that nobody left a
 // barrier before the last rank had entered it (CLOCK_MONOTONIC is one clock for the node).
 void mode_barrier(int64_t iters) {
@@ -891,7 +928,7 @@ int mode_killpeer(const std::string& how) {
 void usage() {
   std::fprintf(stderr,
                "usage: ddtkit run -n N comm_test [--seed S] [--messages M] [--mode MODE] [--kill kill|exit] [--heap 0|1]\n"
-               "modes: random (default), wildcard, truncate, reuse, stress, barrier, killpeer\n"
+               "modes: random (default), wildcard, truncate, reuse, stress, barrier, commitcomm, killpeer\n"
                "--messages: per ordered pair of ranks (random, wildcard per phase, truncate, stress),\n"
                "            rounds (reuse), iterations (barrier)\n"
                "--heap 1: message buffers from ddt_alloc (the mapped heap mechanism)\n"
@@ -957,6 +994,7 @@ int main(int argc, char** argv) {
   else if (g_mode == "reuse") mode_reuse(m >= 0 ? m : 24);
   else if (g_mode == "wildcard") mode_wildcard(m >= 0 ? m : 60);
   else if (g_mode == "barrier") mode_barrier(m >= 0 ? m : 200);
+  else if (g_mode == "commitcomm") mode_commit_comm(m >= 0 ? m : 6);
   else {
     if (g_rank == 0) usage();
     return 2;
