@@ -208,11 +208,13 @@ const char *ddt_error_string(int code);
  * wildcards), messages between one pair never overtake each other, a receive takes any type whose
  * packed size is at least the message's (a longer message is DDT_ERR_TRUNCATE, its first bytes
  * delivered). Small messages are packed straight into a shared cell and unpacked from it; large
- * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own
- * (one copy, process_vm_readv driven by both layouts), or, where that is not permitted, through
- * pipelined shared cells (see ddt_comm_configure for the mechanisms and layout exchange designs;
- * DDTKIT_MECH=pipe|cma|heap and DDTKIT_EXCHANGE=memoized|descriptor|naive|pipelined set them
- * from the environment). A peer that dies makes the operations
+ * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own:
+ * with plain loads when the send buffer comes from ddt_alloc (the mapped heap below), else with
+ * process_vm_readv driven by both layouts where the blocks are long, else through pipelined
+ * shared cells (two copies). The sender names its layout by content and sends it once per peer
+ * (memoized). ddt_comm_configure selects mechanisms and exchange designs; DDTKIT_MECH=
+ * auto|pipe|cma|heap, DDTKIT_EXCHANGE=memoized|descriptor|naive|pipelined and
+ * DDTKIT_CACHE_ENTRIES set them from the environment. A peer that dies makes the operations
  * waiting on it fail with DDT_ERR_PEER. Not thread-safe: one thread per process calls these. */
 typedef struct ddt_request_s *ddt_request;
 #define DDT_REQUEST_NULL ((ddt_request)0)
