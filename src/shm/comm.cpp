@@ -88,6 +88,11 @@ void fail(ddt_request r) {
       rt.posted.erase(it);
       break;
     }
+  for (auto it = rt.deferred.begin(); it != rt.deferred.end(); ++it)
+    if (it->r == r) {
+      rt.deferred.erase(it);
+      break;
+    }
   unqueue(r);
   complete(r, DDT_ERR_PEER);
 }
@@ -264,6 +269,8 @@ void dispatch(int source, const CellHeader& h, const char* body, int64_t nbody) 
     }
   if (r && h.kind == kEager) {
     deliver_eager(r, source, h.tag, body, h.bytes);
+  } else if (r && rt.defer) {
+    rt.deferred.push_back(Deferred{r, source, h, std::vector<char>(body, body + nbody)});
   } else if (r) {
     deliver_rts(r, source, h, body, nbody);
   } else {
@@ -371,6 +378,11 @@ void drain(int source) {
 }
 
 void progress() {
+  while (!rt.defer && !rt.deferred.empty()) {  // copies that an irecv matched
+    Deferred d = std::move(rt.deferred.front());
+    rt.deferred.pop_front();
+    deliver_rts(d.r, d.source, d.h, d.body.data(), static_cast<int64_t>(d.body.size()));
+  }
   for (const Released& r : take_released())  // peers drop their mappings of freed segments
     for (int p : r.peers)
       if (p != rt.rank && p < rt.size) {
@@ -446,7 +458,7 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.layouts.clear();
     rt.attacher.close();
     rt.out.assign(size, {});
-    rt.posted.clear(), rt.unexpected.clear(), rt.waiting.clear();
+    rt.posted.clear(), rt.unexpected.clear(), rt.waiting.clear(), rt.deferred.clear();
     rt.partial.assign(size, Partial{});
     rt.sent = SentSet{};
     rt.times = ddt_comm_times{};
@@ -545,7 +557,13 @@ int ddt_comm_irecv(void* buf, int64_t count, ddt_type type, int source, int tag,
     r->bytes = packed_size(type, count);
     r->status.source = source, r->status.tag = tag;
     ddt::retain(type);
-    progress();  // messages that have arrived are matched before this receive is
+    {
+      struct Defer {  // matched rendezvous copies wait for the next wait or test
+        Defer() { rt.defer = true; }
+        ~Defer() { rt.defer = false; }
+      } defer;
+      progress();  // messages that have arrived are matched before this receive is
+    }
     for (auto it = rt.unexpected.begin(); it != rt.unexpected.end(); ++it) {
       if (!matches(r, it->source, it->h.tag)) continue;
       Unexpected u = std::move(*it);
@@ -553,7 +571,7 @@ int ddt_comm_irecv(void* buf, int64_t count, ddt_type type, int source, int tag,
       if (u.h.kind == kEager)
         deliver_eager(r, u.source, u.h.tag, u.data.data(), u.h.bytes);
       else
-        deliver_rts(r, u.source, u.h, u.data.data(), static_cast<int64_t>(u.data.size()));
+        rt.deferred.push_back(Deferred{r, u.source, u.h, std::move(u.data)});
       *req = r;
       return static_cast<int>(DDT_SUCCESS);
     }

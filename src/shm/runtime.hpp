@@ -76,6 +76,14 @@ struct Partial {
   std::vector<char> data;
 };
 
+// A receive matched to an RTS whose copy has not run yet (see Runtime::defer).
+struct Deferred {
+  ddt_request r;
+  int source;
+  CellHeader h;
+  std::vector<char> body;
+};
+
 struct Runtime {
   JobHeader* job = nullptr;
   int rank = -1, size = 0;
@@ -87,6 +95,12 @@ struct Runtime {
   std::deque<Unexpected> unexpected;       // messages not matched yet, in arrival order
   std::unordered_map<uint64_t, ddt_request> waiting;  // requests a peer's cell may name
   std::vector<Partial> partial;            // per source
+  // While ddt_comm_irecv progresses, a matched RTS is not copied but queued here, and copied by
+  // the next wait or test: a receive posted before its process's own sends (irecv, isend,
+  // waitall: every exchange) must not make those sends wait for a copy, or the two processes'
+  // copies run one after the other instead of at once.
+  bool defer = false;
+  std::deque<Deferred> deferred;
   Attacher attacher;
   LayoutCache layouts;
   SentSet sent;
