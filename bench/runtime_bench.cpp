@@ -8,7 +8,8 @@
 //      buffer, peer) against the steady state, for the descriptor and memoized exchanges;
 //   2. the vector sweep (vector_sweep.hpp) for every mechanism and exchange design, switched in
 //      this process with ddt_comm_configure;
-//   3. the DDTBench kernels as ping-pongs, default configuration, arrays in the mapped heap;
+//   3. the DDTBench kernels as ping-pongs, arrays in the mapped heap: the default configuration,
+//      and beside it the pipelined cells and the heap forced;
 //   4. the stencil halo exchange (stencil.hpp).
 // JSON lines to DIR/runtime.jsonl (the --stencil-only runs append to it). Every transfer's bytes
 // are checked once per configuration, and any error the runtime returns ends the job with a
@@ -287,8 +288,15 @@ void check_kernel(Rt& t, Kernel& k, char* fft_out, int64_t fft_bytes) {
   }
 }
 
+// The default configuration is the one judged; the mechanisms it chooses between are timed beside
+// it (pipelined cells: two copies overlapped on two cores; the heap: one copy by the receiver), so
+// that a kernel where the choice was wrong shows by how much.
 void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
-  t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
+  struct Config {
+    const char* name;
+    int mech;
+  };
+  const Config configs[] = {{"ddtkit", DDT_MECH_AUTO}, {"ddtkit-pipe", DDT_MECH_PIPE}, {"ddtkit-heap", DDT_MECH_HEAP}};
   g_heap_arrays = true;
   auto ks = ddtbench_kernels(false);  // the set ddtbench_mpi times through each MPI
   g_heap_arrays = false;
@@ -304,27 +312,32 @@ void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
       fft_bytes = k.array_bytes[0];
       fft_out = static_cast<char*>(t.alloc(fft_bytes));
     }
-    check_kernel(t, k, fft_out, fft_bytes);
     void* buf = const_cast<void*>(k.buf);
-    const double ns = time_op(t, [&] {
-      if (fft) {  // two transposes per iteration (spec §2.2), as ddtbench_mpi times them
-        fft_alltoall(t, k, fft_out);
-        fft_alltoall(t, k, fft_out);
-      } else if (t.me == 0) {
-        t.send(buf, k.count, k.type, 1, 4);
-        t.recv(buf, k.count, k.type, 1, 4);
-      } else {
-        t.recv(buf, k.count, k.type, 0, 4);
-        t.send(buf, k.count, k.type, 0, 4);
-      }
-    }, b);
+    double ns[3];
+    for (int c = 0; c < 3; ++c) {
+      t.configure(configs[c].mech, DDT_EXCHANGE_MEMOIZED);
+      check_kernel(t, k, fft_out, fft_bytes);
+      ns[c] = time_op(t, [&] {
+        if (fft) {  // two transposes per iteration (spec §2.2), as ddtbench_mpi times them
+          fft_alltoall(t, k, fft_out);
+          fft_alltoall(t, k, fft_out);
+        } else if (t.me == 0) {
+          t.send(buf, k.count, k.type, 1, 4);
+          t.recv(buf, k.count, k.type, 1, 4);
+        } else {
+          t.recv(buf, k.count, k.type, 0, 4);
+          t.send(buf, k.count, k.type, 0, 4);
+        }
+      }, b);
+    }
     if (fft_out) t.release(fft_out);
     if (t.me != 0 || !out) continue;
-    out->add("rt_pingpong", k.name, k.params, "round trip", "ddtkit", k.bytes, ns);
-    std::printf("[pingpong] %-14s %-12s %9lld B  ddtkit runtime %9.2f us\n", k.name.c_str(), k.params.c_str(),
-                (long long)k.bytes, ns / 1e3);
+    for (int c = 0; c < 3; ++c) out->add("rt_pingpong", k.name, k.params, "round trip", configs[c].name, k.bytes, ns[c]);
+    std::printf("[pingpong] %-14s %-12s %9lld B  ddtkit runtime %9.2f us   (pipe %9.2f us, heap %9.2f us)\n",
+                k.name.c_str(), k.params.c_str(), (long long)k.bytes, ns[0] / 1e3, ns[1] / 1e3, ns[2] / 1e3);
     std::fflush(stdout);
   }
+  t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
 }
 
 }  // namespace
