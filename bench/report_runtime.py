@@ -97,9 +97,12 @@ def section(md, targets, out):
         md += ["### Vector sweep: latency", "",
                "2 MiB payload in blocks of the given size, stride 2 x block; half a round trip, microseconds. "
                "`hand` is the hand-written loops around contiguous messages over the faster MPI for that size; "
-               "ratio = heap-memoized / faster MPI's datatype path (lower is better).", "",
-               "| block | " + " | ".join(CONFIGS) + " | MPICH | Open MPI | hand | ratio |",
-               "|---|" + "---|" * (len(CONFIGS) + 4)]
+               "ratio = heap-memoized / faster MPI's datatype path (lower is better). `one core`: the same copy "
+               "(ddt_copy, vector into vector) in one process, and `memcpy` of the 2 MiB payload: the floor of a "
+               "copy that one core makes, which the heap's receiver is.", "",
+               "| block | " + " | ".join(CONFIGS) + " | MPICH | Open MPI | hand | one core | memcpy | ratio |",
+               "|---|" + "---|" * (len(CONFIGS) + 6)]
+        bound = vec.get("bound", {})
         worst_small, worst_all = None, None
         for b in sorted(lat):
             c = lat[b]
@@ -110,7 +113,8 @@ def section(md, targets, out):
             md.append(f"| {size(b)} | " + " | ".join(fmt(c[k]["ns"] / 1e3) if k in c else "n/a" for k in CONFIGS)
                       + f" | {fmt(c['MPICH']['ns'] / 1e3) if 'MPICH' in c else 'n/a'} | "
                       f"{fmt(c['Open MPI']['ns'] / 1e3) if 'Open MPI' in c else 'n/a'} | {fmt(hand and hand / 1e3)} | "
-                      f"{fmt(ratio)} |")
+                      + " | ".join(fmt(bound[b][w]["ns"] / 1e3) if w in bound.get(b, {}) else "n/a"
+                                   for w in ("one-core ddt_copy", "memcpy")) + f" | {fmt(ratio)} |")
             if ratio is not None:
                 if b <= 16 << 10 and (worst_small is None or ratio > worst_small[0]):
                     worst_small = (ratio, b)
@@ -307,6 +311,11 @@ def plots(out, r):
                     continue
                 ys = [t[b][who]["ns"] / 1e3 if metric == "latency" else t[b][who]["gbs"] for b in xs]
                 ax.plot(xs, ys, marker="o", ms=3, ls=style.get(who, "-"), color=colour[who], label=who)
+            bound = vec.get("bound", {})
+            if metric == "latency" and bound:
+                xs = [b for b in sorted(bound) if "one-core ddt_copy" in bound[b]]
+                ax.plot(xs, [bound[b]["one-core ddt_copy"]["ns"] / 1e3 for b in xs], color="silver", lw=3, alpha=0.6,
+                        label="one core's copy (floor)")
             ax.set_xscale("log", base=2)
             if metric == "latency":
                 ax.set_yscale("log")

@@ -7,7 +7,7 @@
 //   1. the cost split of one transfer (FALCON-X figure 5): first transfer of a (type, count,
 //      buffer, peer) against the steady state, for the descriptor and memoized exchanges;
 //   2. the vector sweep (vector_sweep.hpp) for every mechanism and exchange design, switched in
-//      this process with ddt_comm_configure;
+//      this process with ddt_comm_configure, and the same copy by one core in one process;
 //   3. the DDTBench kernels as ping-pongs, arrays in the mapped heap: the default configuration,
 //      and beside it the pipelined cells and the heap forced;
 //   4. the stencil halo exchange (stencil.hpp).
@@ -24,6 +24,7 @@
 
 #include "ddtbench.hpp"
 #include "ddtkit.h"
+#include "harness.hpp"
 #include "stencil.hpp"
 #include "vector_sweep.hpp"
 
@@ -175,9 +176,9 @@ void cost_split(Rt& t, Jsonl* out, const Options& o) {
       auto phases = [&](int n, double* wall) {
         t.barrier();
         const ddt_comm_times a = t.times();
-        const double t0 = now_ns();
+        const double t0 = rtbench::now_ns();
         for (int i = 0; i < n; ++i) one();
-        *wall = (now_ns() - t0) / n;
+        *wall = (rtbench::now_ns() - t0) / n;
         const ddt_comm_times b = t.times();
         return std::vector<int64_t>{b.exchange_ns - a.exchange_ns, b.translate_ns - a.translate_ns,
                                     b.attach_ns - a.attach_ns, b.copy_ns - a.copy_ns, b.cache_hits - a.cache_hits};
@@ -221,6 +222,33 @@ void cost_split(Rt& t, Jsonl* out, const Options& o) {
   }
   for (void* p : held) t.release(p);
   t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
+}
+
+// ---- 2b. what one core can do ----------------------------------------------------------------
+// The heap's one copy is made by one core: the receiver's. Its floor for the sweep's message is
+// the same copy within one process (ddt_copy, the vector into the same layout), and below that a
+// memcpy of the 2 MiB payload. Timed on rank 0 while rank 1 waits, beside the sweep, so that a
+// latency target below these is seen to be bounded by the core, not by the runtime.
+void copy_bounds(Rt& t, Jsonl* out, const Options& o) {
+  char* src = static_cast<char*>(t.alloc(kVectorBuffer));
+  char* dst = static_cast<char*>(t.alloc(kVectorBuffer));
+  std::memset(src, 1, kVectorBuffer);
+  std::memset(dst, 2, kVectorBuffer);
+  for (int64_t block : vector_blocks(o)) {
+    const VectorShape s = vector_shape(block);
+    ddt_type type = t.vector(s.count, s.block, s.stride);
+    if (t.me == 0) {
+      const std::vector<Method> ms = {
+          {"one-core ddt_copy", [&] { t.ck(ddt_copy(src, 1, type, dst, 1, type), "ddt_copy"); }},
+          {"memcpy", [&] { std::memcpy(dst, src, kVectorPayload); }}};
+      for (const Timing& x : measure(ms, o.budget().reps * 2 + 1, o.smoke ? 0 : 2e5))
+        if (out) out->add("rt_vector", "bound", std::to_string(block), "copy", x.name, kVectorPayload, x.ns);
+    }
+    t.free_type(type);
+  }
+  t.barrier();
+  t.release(src);
+  t.release(dst);
 }
 
 // ---- 3. DDTBench ping-pong --------------------------------------------------------------------
@@ -380,6 +408,7 @@ int main(int argc, char** argv) {
                     {"heap-descriptor", configure(DDT_MECH_HEAP, DDT_EXCHANGE_DESCRIPTOR)},
                     {"heap-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)}});
     });
+    with_usage(t, out.get(), "one-core copy", [&] { copy_bounds(t, out.get(), o); });
     with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_pingpong(t, out.get(), o); });
   }
   with_usage(t, out.get(), "stencil", [&] {
