@@ -48,6 +48,15 @@ constexpr int64_t kMaxIov = 1024;  // the kernel's limit per process_vm_readv ca
 //   pieces of some KiB. The pieces of a transfer are the finer of the two sides' layouts
 //   (ddt_type_blocks, from the plans).
 constexpr int64_t kCmaMinPiece = 4096;
+// heap vs pipelined cells, by the sender's average piece (DDTBench ping-pong through the runtime,
+// two ranks, quiet machine, round trip heap / pipe at fada53c: NAS_MG_x W (8 B blocks) 26.0 /
+// 12.9 us, SPECFEM3D_mt c=1 29.3 / 12.4, WRF_x_vec 4x4 48.9 / 27.1, LAMMPS_full 43.0 / 28.7,
+// but the 2 MiB vector of 128 B blocks 72 / 82 and FFT2D N=512 90.6 / 152.8): the heap pays once
+// the pieces are a few cache lines. Messages of 256 KiB and more (FFT2D's 256 KiB-9 MiB
+// transposes of 16 B pieces: heap 22 / pipe 35 us at N=256, 91 / 153 at N=512) are not in the
+// sender's cache (a quarter of this machine's 1 MiB L2 per core), and the heap's one pass wins.
+constexpr int64_t kHeapMinPiece = 128;
+constexpr int64_t kSenderCached = int64_t{256} << 10;
 
 // Contiguous pieces of count elements of t: blocks per element times count, or one when the
 // elements are single blocks that follow each other (a contiguous buffer).
@@ -74,7 +83,16 @@ enum class Mech { kHeap, kCma, kPipe };
 // remote is null for an iov exchange (the pieces are not known yet: CMA whenever permitted).
 Mech select(ddt_request r, const Attachment* seg, ddt_type remote, int64_t n) {
   if (rt.mech == DDT_MECH_PIPE) return Mech::kPipe;
-  if (seg && rt.mech != DDT_MECH_CMA) return Mech::kHeap;
+  if (seg && rt.mech == DDT_MECH_HEAP) return Mech::kHeap;
+  if (seg && rt.mech == DDT_MECH_AUTO) {
+    // The heap copy reads the sender's blocks from the sender's core: each short block costs a
+    // whole cache line fetched across cores, on one core, while the pipelined cells let the
+    // sender gather its own cache-hot blocks and move full lines (both cores working).
+    // Beyond the sender's cache the pipe loses that advantage and moves the bytes twice.
+    const int64_t pieces = remote ? pieces_of(remote, r->rcount) : 0;
+    if (!remote || n >= kSenderCached || n / std::max<int64_t>(1, pieces) >= kHeapMinPiece) return Mech::kHeap;
+    return Mech::kPipe;
+  }
   if (!rt.cma) return Mech::kPipe;
   if (rt.mech == DDT_MECH_CMA || !remote) return Mech::kCma;
   return cma_pays(remote, r->rcount, r, n) ? Mech::kCma : Mech::kPipe;
