@@ -245,7 +245,8 @@ void deliver_eager(ddt_request r, int source, int tag, const char* data, int64_t
   complete(r, bytes > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
 }
 
-// A receive of ours that the peer's cell names (by id), or null when the cell names none.
+// A request of ours (a send or a receive, as asked) that the peer's cell names by id and that is
+// in progress with that peer; null when the cell names none.
 ddt_request named(uint64_t id, int source, bool send) {
   auto it = rt.waiting.find(id);
   if (it == rt.waiting.end() || it->second->send != send) return nullptr;

@@ -105,20 +105,13 @@ void arena_give(Segment& s, uintptr_t at, int64_t bytes) {
 
 }  // namespace
 
-SegmentRef find_segment(uintptr_t lo, uintptr_t hi) {
+SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer) {
   Heap& h = heap();
   std::lock_guard<std::mutex> g(h.m);
   auto it = containing(h, lo);
   if (it == h.segments.end() || hi < lo || hi > it->first + static_cast<uintptr_t>(it->second.size)) return {};
-  return SegmentRef{it->second.id, it->second.fd, it->first, it->second.size};
-}
-
-bool sent_to(uint64_t id, int peer) {
-  Heap& h = heap();
-  std::lock_guard<std::mutex> g(h.m);
-  for (auto& [base, s] : h.segments)
-    if (s.id == id) return s.sent.test(peer);
-  return false;
+  const Segment& s = it->second;
+  return SegmentRef{s.id, s.fd, it->first, s.size, peer >= 0 && peer < kMaxRanks && s.sent.test(peer)};
 }
 
 void set_sent(uint64_t id, int peer) {

@@ -25,13 +25,13 @@ struct SegmentRef {
   int fd = -1;
   uintptr_t base = 0;   // the owner's address of the segment's first byte
   int64_t size = 0;
+  bool sent = false;    // its descriptor has gone to the peer asked about
 };
 
-// The segment holding all of [lo, hi) in this process, or id 0.
-SegmentRef find_segment(uintptr_t lo, uintptr_t hi);
+// The segment holding all of [lo, hi) in this process, or id 0; sent says whether peer holds it.
+SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer);
 
-// Whether segment id's descriptor has gone to peer, and marking that it has.
-bool sent_to(uint64_t id, int peer);
+// Marks that segment id's descriptor has gone to peer.
 void set_sent(uint64_t id, int peer);
 
 // Segments unmapped since the last call, with the peers that had been sent each.

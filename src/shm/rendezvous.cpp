@@ -208,6 +208,26 @@ bool heap_pull(ddt_request r, const Attachment& a, const struct iovec* pieces, i
   return true;
 }
 
+// Copies the sender's pieces[0, n), stream bytes [off, off + bytes), into the receive through
+// the mechanism its CTS chose (the heap mapping or CMA); the part beyond the receive's capacity is
+// dropped first. False when a piece fails the mechanism's checks.
+bool pull(ddt_request r, int source, struct iovec* pieces, int64_t n, int64_t off, int64_t bytes) {
+  const int64_t keep = std::max<int64_t>(0, std::min(bytes, r->bytes - off));
+  if (keep == 0) return true;
+  trim(pieces, &n, bytes - keep);
+  const int64_t t0 = now_ns();
+  bool ok;
+  if (r->via_heap) {
+    const Attachment* a = rt.attacher.find(source, r->rseg);
+    ok = a && heap_pull(r, *a, pieces, n, off);
+  } else {
+    bool refused = false;
+    ok = cma_pull(r, static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire)), pieces, n, off, &refused);
+  }
+  rt.times.copy_ns += now_ns() - t0;
+  return ok;
+}
+
 void finish(ddt_request r, int source, bool ok, int64_t n) {
   r->status.bytes = ok ? n : 0;
   complete(r, !ok ? DDT_ERR_CORRUPT : r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
@@ -240,9 +260,8 @@ Outgoing make_rts(ddt_request r) {
   uintptr_t lo, hi;
   if (rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable() &&
       data_span(r->type, reinterpret_cast<uintptr_t>(r->sbuf), r->count, &lo, &hi)) {
-    const SegmentRef seg = find_segment(lo, hi);
-    if (seg.id && (sent_to(seg.id, r->peer) || (rt.attacher.send(r->peer, seg) && (set_sent(seg.id, r->peer), true))))
-      o.seg = seg.id;
+    const SegmentRef seg = find_segment(lo, hi, r->peer);
+    if (seg.id && (seg.sent || (rt.attacher.send(r->peer, seg) && (set_sent(seg.id, r->peer), true)))) o.seg = seg.id;
   }
   if (rt.mech != DDT_MECH_PIPE) {
     switch (r->exchange) {
@@ -374,40 +393,13 @@ void on_iov(ddt_request r, int source, const CellHeader& h, const char* data) {
   }
   if (ok) {
     r->got += h.bytes;
-    if (r->naive) {
+    if (r->naive)
       r->pieces.insert(r->pieces.end(), pieces, pieces + h.count);
-    } else {
-      const int64_t t0 = now_ns();
-      const int64_t take = std::min<int64_t>(h.bytes, std::max<int64_t>(0, r->bytes - h.offset));
-      if (take > 0) {
-        if (r->via_heap) {
-          const Attachment* a = rt.attacher.find(source, r->rseg);
-          ok = a && heap_pull(r, *a, pieces, h.count, h.offset);
-        } else {
-          int64_t np = h.count;
-          trim(pieces, &np, h.bytes - take);
-          bool refused = false;
-          ok = cma_pull(r, static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire)), pieces, np, h.offset, &refused);
-        }
-      }
-      rt.times.copy_ns += now_ns() - t0;
-    }
+    else
+      ok = pull(r, source, pieces, h.count, h.offset, h.bytes);
   }
-  if (ok && r->naive && r->got == r->msg) {  // every piece is here: now the copy
-    const int64_t t0 = now_ns();
-    const int64_t n = std::min(r->msg, r->bytes);
-    std::vector<struct iovec>& p = r->pieces;
-    int64_t np = static_cast<int64_t>(p.size());
-    if (n < r->msg) trim(p.data(), &np, r->msg - n);
-    if (r->via_heap) {
-      const Attachment* a = rt.attacher.find(source, r->rseg);
-      ok = a && heap_pull(r, *a, p.data(), np, 0);
-    } else {
-      bool refused = false;
-      ok = cma_pull(r, static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire)), p.data(), np, 0, &refused);
-    }
-    rt.times.copy_ns += now_ns() - t0;
-  }
+  if (ok && r->naive && r->got == r->msg)  // every piece is here: now the copy
+    ok = pull(r, source, r->pieces.data(), static_cast<int64_t>(r->pieces.size()), 0, r->msg);
   if (!ok) return finish(r, source, false, 0);
   if (r->got == r->msg) finish(r, source, true, std::min(r->msg, r->bytes));
 }

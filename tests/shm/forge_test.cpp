@@ -72,7 +72,7 @@ int forger() {
   expect(ddt_comm_send(mem, 1, t, 0, 1) == DDT_SUCCESS, "the real first send");
   ddt_comm_barrier();
   const uintptr_t base = reinterpret_cast<uintptr_t>(mem);
-  const SegmentRef seg = find_segment(base, base + 1);
+  const SegmentRef seg = find_segment(base, base + 1, 0);
   const auto body = serialized(t);
   const Hash key = key_of(t);
 
