@@ -14,7 +14,11 @@ CMAKE_MPI       := -DDDT_MPICH_PREFIX=$(VENV_MPICH) -DDDT_OMPI_PREFIX=$(VENV_OMP
 
 .PHONY: test bench deps build build-asan build-fuzz test-release test-asan fuzz clean
 
-test: test-release test-asan fuzz
+# Further suites live in mk/*.mk, one file per concern; each adds its test target to MK_TESTS.
+MK_TESTS :=
+-include $(sort $(wildcard mk/*.mk))
+
+test: test-release test-asan fuzz $(MK_TESTS)
 	@echo "make test: all suites passed"
 
 MPI4PY_VERSION  ?= 4.1.2
