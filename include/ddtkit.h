@@ -200,6 +200,29 @@ int ddt_type_hash(ddt_type type, uint8_t out[16]);
 int ddt_type_serialize(ddt_type type, void *buf, int64_t bufsize, int64_t *needed); /* *needed always set */
 int ddt_type_deserialize(const void *buf, int64_t size, ddt_type *newtype);
 int ddt_type_describe(ddt_type type, char *buf, int64_t bufsize);
+
+/* ---- the type notation (docs/notation.md) ------------------------------------------------ */
+/* Builds the type written in text, the notation of docs/notation.md: constructor calls nested
+ * freely over predefined types named in lowercase, e.g. "vector(4, 1, 5, double)" or
+ * "struct([1, 3], [0, 8], [int, vector(2, 1, 4, float)])". *newtype is a new type the caller
+ * frees with ddt_type_free and commits before moving data (a bare predefined name gives a dup
+ * of it, already committed). On error *newtype = DDT_TYPE_NULL and, when errsize > 0, errbuf
+ * holds a NUL-terminated message (cut to errsize) that starts with the position of the fault,
+ * "character N (line L, column C): ..."; the code is DDT_ERR_ARG for text that is not the
+ * notation (syntax, unknown names, lists of different lengths, integers beyond 64 bits, nesting
+ * deeper than 300), or the constructor's own code for arguments it rejects (DDT_ERR_COUNT for a
+ * negative count, ...). errbuf is not written on success. Safe on hostile text. */
+int ddt_type_parse(const char *text, ddt_type *newtype, char *errbuf, int64_t errsize);
+/* Writes type in the notation, from its constructor history (envelope and contents), recursively;
+ * parsing the text gives a type with the same layout hash, size, lb and extent. Bounds set by
+ * ddt_type_set_bounds appear as resized(...); a type from ddt_type_deserialize, which has no
+ * history, is written as its canonical layout over bytes inside a resized. *needed is always set:
+ * the bytes the text takes with its NUL (0 on an error other than DDT_ERR_TRUNCATE). When bufsize
+ * < *needed the result is DDT_ERR_TRUNCATE and buf is not written at all. DDT_ERR_OVERFLOW when
+ * the text would exceed 256 MiB (a type sharing children many times over is written out in full
+ * at each use) or nest deeper than 300. */
+int ddt_type_notation(ddt_type type, char *buf, int64_t bufsize, int64_t *needed);
+
 const char *ddt_error_string(int code);
 
 /* ---- intra-node runtime (src/shm/) --------------------------------------------------------
