@@ -97,12 +97,16 @@ void fail(ddt_request r) {
   complete(r, DDT_ERR_PEER);
 }
 
-bool peer_dead(int peer) {
+}  // namespace
+
+bool ddt::shm::peer_dead(int peer) {
   if (peer < 0 || peer >= rt.size) return false;
   if (rt.job->dead[peer].load(std::memory_order_acquire)) return true;
   const pid_t pid = static_cast<pid_t>(rt.job->pid[peer].load(std::memory_order_acquire));
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
+
+namespace {
 
 bool any_peer_dead() {
   for (int p = 0; p < rt.size; ++p)
@@ -339,7 +343,8 @@ void drain(int source) {
         if (!r) break;
         if (h.offset != r->got || h.bytes <= 0 || h.bytes > kCellPayload || h.offset + h.bytes > r->msg) {
           r->status.bytes = std::min(r->got, r->bytes);
-          complete(r, DDT_ERR_CORRUPT);  // out of order or out of bounds: a broken peer
+          // Out of order or out of bounds: a broken peer, or one that died mid-write.
+          complete(r, peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT);
           break;
         }
         if (h.offset < r->bytes) {  // cells arrive in order (checked above): one cursor, advanced

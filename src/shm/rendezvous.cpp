@@ -230,7 +230,10 @@ bool pull(ddt_request r, int source, struct iovec* pieces, int64_t n, int64_t of
 
 void finish(ddt_request r, int source, bool ok, int64_t n) {
   r->status.bytes = ok ? n : 0;
-  complete(r, !ok ? DDT_ERR_CORRUPT : r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
+  // A copy that failed because the sender died (CMA reads a gone process) is the peer's failure,
+  // not a corrupt message: the application must see DDT_ERR_PEER as for any other operation.
+  const int error = ok ? (r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS) : peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  complete(r, error);
   enqueue(source, Outgoing{kFin, nullptr, r->sid, ok ? n : 0});
 }
 

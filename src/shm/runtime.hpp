@@ -118,6 +118,8 @@ constexpr int64_t kMaxBody = int64_t{256} << 20;
 // that its node's first rank created.
 int join(JobHeader* job, int rank, int size, const std::string& path);
 void complete(ddt_request r, int error);
+// Whether peer has died (the launcher marked it, or its pid is gone).
+bool peer_dead(int peer);
 void enqueue(int dest, Outgoing o);
 int64_t now_ns();
 
