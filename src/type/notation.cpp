@@ -111,8 +111,10 @@ struct Owned {
 
 bool fits_int(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
-// Replays one constructor call given in contents form. The shapes are checked here too, since
-// the parser builds them from text: a malformed call is DDT_ERR_ARG, never a read past a vector.
+// Replays one constructor call given in contents form. The shapes are checked here too: a
+// malformed call is DDT_ERR_ARG, never a read past a vector. The table constructors check for at
+// least the entries their count needs, not exactly: a count-0 table built with null arrays keeps
+// a block length in its contents (constructors.cpp), which the count then ignores.
 int construct(int combiner, const std::vector<int64_t>& I, const std::vector<int64_t>& A,
               const std::vector<ddt_type>& T, ddt_type* out) {
   const size_t ni = I.size(), na = A.size(), nt = T.size();
@@ -129,27 +131,27 @@ int construct(int combiner, const std::vector<int64_t>& I, const std::vector<int
       return ddt_type_hvector(I[0], I[1], A[0], T[0], out);
     case DDT_COMBINER_INDEXED: {
       const int64_t n = n_at(0);
-      if (n < 0 || ni != 1 + 2 * static_cast<size_t>(n) || na != 0 || nt != 1) return DDT_ERR_ARG;
+      if (n < 0 || ni < 1 + 2 * static_cast<size_t>(n) || nt != 1) return DDT_ERR_ARG;
       return ddt_type_indexed(n, I.data() + 1, I.data() + 1 + n, T[0], out);
     }
     case DDT_COMBINER_HINDEXED: {
       const int64_t n = n_at(0);
-      if (n < 0 || ni != 1 + static_cast<size_t>(n) || na != static_cast<size_t>(n) || nt != 1) return DDT_ERR_ARG;
+      if (n < 0 || ni < 1 + static_cast<size_t>(n) || na < static_cast<size_t>(n) || nt != 1) return DDT_ERR_ARG;
       return ddt_type_hindexed(n, I.data() + 1, A.data(), T[0], out);
     }
     case DDT_COMBINER_INDEXED_BLOCK: {
       const int64_t n = n_at(0);
-      if (n < 0 || ni != 2 + static_cast<size_t>(n) || na != 0 || nt != 1) return DDT_ERR_ARG;
+      if (n < 0 || ni < 2 + static_cast<size_t>(n) || nt != 1) return DDT_ERR_ARG;
       return ddt_type_indexed_block(n, I[1], I.data() + 2, T[0], out);
     }
     case DDT_COMBINER_HINDEXED_BLOCK: {
       const int64_t n = n_at(0);
-      if (n < 0 || ni != 2 || na != static_cast<size_t>(n) || nt != 1) return DDT_ERR_ARG;
+      if (n < 0 || ni < 2 || na < static_cast<size_t>(n) || nt != 1) return DDT_ERR_ARG;
       return ddt_type_hindexed_block(n, I[1], A.data(), T[0], out);
     }
     case DDT_COMBINER_STRUCT: {
       const int64_t n = n_at(0);
-      if (n < 0 || ni != 1 + static_cast<size_t>(n) || na != static_cast<size_t>(n) || nt != static_cast<size_t>(n))
+      if (n < 0 || ni < 1 + static_cast<size_t>(n) || na < static_cast<size_t>(n) || nt < static_cast<size_t>(n))
         return DDT_ERR_ARG;
       return ddt_type_struct(n, I.data() + 1, A.data(), T.data(), out);
     }
@@ -489,55 +491,55 @@ struct TooLong {};  // thrown when the text passes kMaxText
 void node_text(const ddt::Layout& L, int64_t ni, std::string& out) {
   if (out.size() > kMaxText) throw TooLong{};
   const ddt::Node& n = L.nodes[ni];
-  switch (n.kind) {
-    case ddt::Kind::Block:
-      if (n.size == 1) {
-        out += "byte";
-      } else {
-        out += "contiguous(";
-        put(out, n.size);
-        out += ", byte)";
-      }
-      return;
-    case ddt::Kind::Vec:
-      out += "hvector(";
-      put(out, n.count);
-      out += ", 1, ";
-      put(out, n.stride);
-      out += ", ";
-      node_text(L, n.child, out);
-      out += ')';
-      return;
-    case ddt::Kind::Seq: {
-      const ddt::Entry* e = L.entries.data() + n.child;
-      bool blocks = true;
-      for (int64_t j = 0; j < n.count; ++j) blocks &= L.nodes[e[j].node].kind == ddt::Kind::Block;
-      std::vector<int64_t> v(n.count);
-      if (blocks) {  // a table of plain blocks: one hindexed of bytes
-        out += "hindexed(";
-        for (int64_t j = 0; j < n.count; ++j) v[j] = L.nodes[e[j].node].size;
-        put_list(out, v.data(), n.count);
-        out += ", ";
-        for (int64_t j = 0; j < n.count; ++j) v[j] = e[j].disp;
-        put_list(out, v.data(), n.count);
-        out += ", byte)";
-        return;
-      }
-      out += "struct(";
-      std::fill(v.begin(), v.end(), 1);
-      put_list(out, v.data(), n.count);
-      out += ", ";
-      for (int64_t j = 0; j < n.count; ++j) v[j] = e[j].disp;
-      put_list(out, v.data(), n.count);
-      out += ", [";
-      for (int64_t j = 0; j < n.count; ++j) {
-        if (j) out += ", ";
-        node_text(L, e[j].node, out);
-      }
-      out += "])";
-      return;
+  if (n.kind == ddt::Kind::Block) {
+    if (n.size == 1) {
+      out += "byte";
+    } else {
+      out += "contiguous(";
+      put(out, n.size);
+      out += ", byte)";
     }
+    return;
   }
+  // A run (a VEC, or the pair SEQ the builder makes of two copies of one node) is an hvector: a
+  // struct of the two copies would be flattened into one table by the builder, not kept a pair.
+  int64_t count, stride, child;
+  if (ddt::as_run(n, [&](int64_t k) { return L.entries[n.child + k]; }, count, stride, child)) {
+    out += "hvector(";
+    put(out, count);
+    out += ", 1, ";
+    put(out, stride);
+    out += ", ";
+    node_text(L, child, out);
+    out += ')';
+    return;
+  }
+  const ddt::Entry* e = L.entries.data() + n.child;
+  bool blocks = true;
+  for (int64_t j = 0; j < n.count; ++j) blocks &= L.nodes[e[j].node].kind == ddt::Kind::Block;
+  std::vector<int64_t> v(n.count);
+  if (blocks) {  // a table of plain blocks: one hindexed of bytes
+    out += "hindexed(";
+    for (int64_t j = 0; j < n.count; ++j) v[j] = L.nodes[e[j].node].size;
+    put_list(out, v.data(), n.count);
+    out += ", ";
+    for (int64_t j = 0; j < n.count; ++j) v[j] = e[j].disp;
+    put_list(out, v.data(), n.count);
+    out += ", byte)";
+    return;
+  }
+  out += "struct(";
+  std::fill(v.begin(), v.end(), 1);
+  put_list(out, v.data(), n.count);
+  out += ", ";
+  for (int64_t j = 0; j < n.count; ++j) v[j] = e[j].disp;
+  put_list(out, v.data(), n.count);
+  out += ", [";
+  for (int64_t j = 0; j < n.count; ++j) {
+    if (j) out += ", ";
+    node_text(L, e[j].node, out);
+  }
+  out += "])";
 }
 
 // A type without constructor history (deserialized): its layout, placed, in its bounds.
