@@ -266,6 +266,11 @@ int ddt_comm_barrier(void);
  * ddt_free of memory a send still uses is the caller's error, as in MPI. */
 int ddt_alloc(int64_t bytes, void **ptr);   /* 64-byte aligned; *ptr = NULL on failure */
 int ddt_free(void *ptr);                    /* NULL is allowed; DDT_ERR_ARG for foreign pointers */
+/* The usable bytes of the allocation of ddt_alloc that starts at ptr (at least what was asked,
+ * a multiple of 64) in *bytes; DDT_ERR_ARG when ptr is not the start of one (memory from malloc,
+ * say). The preloadable allocator libddtkit-malloc.so answers realloc and malloc_usable_size
+ * with it. */
+int ddt_alloc_size(const void *ptr, int64_t *bytes);
 
 /* Mechanism of the rendezvous and design of the layout exchange, for this process's sends and
  * receives from now on (benchmarks and tests compare them; every process of a transfer should

@@ -3,12 +3,21 @@
 // Arena allocation is first-fit over a free list ordered by address, with neighbours coalesced on
 // free; blocks are multiples of 64 bytes, so every allocation is 64-byte aligned. The heap is
 // guarded by one mutex: ddt_alloc and ddt_free may be called from any thread, unlike ddt_comm_*.
+//
+// Two additions serve the preloadable allocator (src/shm/preload/malloc.cpp), which sends every
+// free() here first: a pointer outside [span_lo, span_hi), the widest range any segment ever
+// had, is answered without the lock; and a child of fork() turns the segments it inherited into
+// private memory (a MAP_SHARED mapping would otherwise be shared with its parent, unlike the
+// malloc memory it stands in for) and never offers them to peers.
 #include "shm/heap.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <atomic>
 #include <bitset>
 #include <cstring>
 #include <map>
@@ -32,6 +41,7 @@ struct Segment {
   std::map<uintptr_t, int64_t> free;   // arena: free blocks, address -> bytes
   std::map<uintptr_t, int64_t> used;   // arena: allocations, address -> bytes
   std::bitset<kMaxRanks> sent;         // peers that hold this segment's descriptor
+  bool shared = true;                  // false: inherited over fork, now private to this process
 };
 
 struct Heap {
@@ -40,9 +50,52 @@ struct Heap {
   std::map<uintptr_t, Segment> segments;  // by base address
   std::vector<Released> released;
 };
+void privatize_after_fork();
 Heap& heap() {
-  static Heap* h = new Heap;  // never destroyed: ddt_free may run from other static destructors
+  static Heap* h = [] {
+    pthread_atfork(nullptr, nullptr, privatize_after_fork);
+    return new Heap;  // never destroyed: ddt_free may run from other static destructors
+  }();
   return *h;
+}
+
+// Every address of every segment ever mapped lies in [span_lo, span_hi): widened, never narrowed.
+std::atomic<uintptr_t> span_lo{UINTPTR_MAX}, span_hi{0};
+bool maybe_ours(uintptr_t a) {
+  return a >= span_lo.load(std::memory_order_relaxed) && a < span_hi.load(std::memory_order_relaxed);
+}
+void widen_span(uintptr_t lo, uintptr_t hi) {
+  uintptr_t cur = span_lo.load();
+  while (lo < cur && !span_lo.compare_exchange_weak(cur, lo)) {
+  }
+  cur = span_hi.load();
+  while (hi > cur && !span_hi.compare_exchange_weak(cur, hi)) {
+  }
+}
+
+// In the child of fork (one thread, the heap's lock state copied from the parent): each inherited
+// segment's bytes move to a private anonymous mapping at the same address, so that the child's
+// writes no longer reach its parent; the descriptors close, and the segments are never offered to
+// peers again. The lock is re-created: the thread that held it in the parent does not exist here.
+void privatize_after_fork() {
+  Heap& h = heap();
+  new (&h.m) std::mutex;
+  for (auto& [base, s] : h.segments) {
+    if (!s.shared) continue;
+    const size_t n = static_cast<size_t>(s.size);
+    void* tmp = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* at = reinterpret_cast<void*>(base);
+    if (tmp != MAP_FAILED) {
+      std::memcpy(tmp, at, n);
+      // mremap moves the private copy over the shared mapping in one step (no moment unmapped).
+      if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) munmap(tmp, n);
+    }
+    close(s.fd);
+    s.fd = -1;
+    s.shared = false;
+    s.sent.reset();
+  }
+  h.released.clear();
 }
 
 // A new sealed segment of size bytes mapped here: its base, or 0 on failure.
@@ -60,6 +113,7 @@ uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
     return 0;
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  widen_span(base, base + static_cast<uintptr_t>(size));
   Segment& s = h.segments[base];
   s.id = h.next_id++, s.fd = fd, s.size = size, s.arena = arena;
   if (arena) s.free[base] = size;
@@ -109,7 +163,8 @@ SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer) {
   Heap& h = heap();
   std::lock_guard<std::mutex> g(h.m);
   auto it = containing(h, lo);
-  if (it == h.segments.end() || hi < lo || hi > it->first + static_cast<uintptr_t>(it->second.size)) return {};
+  if (it == h.segments.end() || !it->second.shared || hi < lo || hi > it->first + static_cast<uintptr_t>(it->second.size))
+    return {};
   const Segment& s = it->second;
   return SegmentRef{s.id, s.fd, it->first, s.size, peer >= 0 && peer < kMaxRanks && s.sent.test(peer)};
 }
@@ -166,6 +221,7 @@ int ddt_alloc(int64_t bytes, void** ptr) {
 int ddt_free(void* ptr) {
   using namespace ddt::shm;
   if (!ptr) return DDT_SUCCESS;
+  if (!maybe_ours(reinterpret_cast<uintptr_t>(ptr))) return DDT_ERR_ARG;
   return ddt::guarded([&] {
     Heap& h = heap();
     std::lock_guard<std::mutex> g(h.m);
@@ -186,8 +242,31 @@ int ddt_free(void* ptr) {
       if (s.sent.test(p)) r.peers.push_back(p);
     if (!r.peers.empty()) h.released.push_back(std::move(r));
     munmap(ptr, static_cast<size_t>(s.size));
-    close(s.fd);
+    if (s.fd >= 0) close(s.fd);
     h.segments.erase(it);
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+int ddt_alloc_size(const void* ptr, int64_t* bytes) {
+  using namespace ddt::shm;
+  if (!ptr || !bytes) return DDT_ERR_ARG;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  if (!maybe_ours(a)) return DDT_ERR_ARG;
+  return ddt::guarded([&] {
+    Heap& h = heap();
+    std::lock_guard<std::mutex> g(h.m);
+    auto it = containing(h, a);
+    if (it == h.segments.end()) return static_cast<int>(DDT_ERR_ARG);
+    const Segment& s = it->second;
+    if (s.arena) {
+      auto u = s.used.find(a);
+      if (u == s.used.end()) return static_cast<int>(DDT_ERR_ARG);
+      *bytes = u->second;
+    } else {
+      if (a != it->first) return static_cast<int>(DDT_ERR_ARG);
+      *bytes = s.size;
+    }
     return static_cast<int>(DDT_SUCCESS);
   });
 }

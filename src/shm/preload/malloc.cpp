@@ -1,0 +1,183 @@
+// libddtkit-malloc.so: a preloadable allocator that serves large allocations from ddtkit's mapped
+// shared heap (ddt_alloc, src/shm/heap.hpp), so that an unmodified program's buffers can be read
+// by its peers with plain loads: the runtime's one-copy heap mechanism then applies to memory
+// from malloc, not only to memory from ddt_alloc.
+//
+//   LD_PRELOAD=libddtkit-malloc.so ddtkit run -n 4 ./app      (app linked with libddtkit.so)
+//
+// Allocations of at least DDTKIT_MALLOC_MIN bytes (default 64 KiB: below that a message is
+// moved through cells anyway) come from the heap; smaller ones, and alignments the heap does not
+// give (above 64 bytes, or above a page for allocations of a segment of their own), from the C
+// library's allocator, reached through glibc's __libc_* entry points so that no dlsym runs inside
+// malloc. free() asks the heap first: it answers pointers outside every segment without a lock.
+//
+// Invariants: a pointer is released by the allocator that made it (ddt_free refuses what it did
+// not allocate); the heap's own allocations (its maps, memfd names) never re-enter it, because a
+// thread inside it is sent to the C library (in_heap); the program must link the shared
+// libddtkit.so, so that this library and the runtime share one heap (a static copy in the program
+// would be a second heap, whose segments this one's runtime would not know). After fork() the
+// child's inherited segments are private copies (heap.cpp), as malloc memory is.
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "ddtkit.h"
+#include "shm/heap.hpp"
+
+extern "C" {
+void* __libc_malloc(size_t);
+void __libc_free(void*);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+}
+
+namespace {
+
+// Set while this thread is inside the heap: its allocations go to the C library.
+__attribute__((tls_model("initial-exec"))) thread_local bool in_heap = false;
+
+int64_t min_bytes() {
+  static const int64_t v = [] {
+    const char* e = getenv("DDTKIT_MALLOC_MIN");  // getenv allocates nothing
+    if (!e || !*e) return int64_t{64} << 10;
+    char* end = nullptr;
+    const long long n = strtoll(e, &end, 10);
+    return (*end || n < 0) ? int64_t{64} << 10 : static_cast<int64_t>(n);
+  }();
+  return v;
+}
+
+// Whether bytes at this alignment come from the heap: large enough, and an alignment the heap
+// gives (64 bytes always; a page for allocations that get a segment of their own).
+bool from_heap(size_t bytes, size_t align) {
+  if (in_heap || bytes < static_cast<size_t>(min_bytes()) || bytes > (size_t{1} << 46)) return false;
+  if (align <= 64) return true;
+  return bytes >= static_cast<size_t>(ddt::shm::kDedicated) && align <= static_cast<size_t>(sysconf(_SC_PAGESIZE));
+}
+
+void* heap_alloc(size_t bytes) {
+  in_heap = true;
+  void* p = nullptr;
+  const int rc = ddt_alloc(static_cast<int64_t>(bytes), &p);
+  in_heap = false;
+  return rc == DDT_SUCCESS ? p : nullptr;  // the caller falls back to the C library
+}
+
+// The usable bytes of a heap allocation, or -1 for memory that is not one.
+int64_t heap_size(const void* p) {
+  in_heap = true;
+  int64_t n = 0;
+  const int rc = ddt_alloc_size(p, &n);
+  in_heap = false;
+  return rc == DDT_SUCCESS ? n : -1;
+}
+
+bool heap_free(void* p) {
+  in_heap = true;
+  const int rc = ddt_free(p);
+  in_heap = false;
+  return rc == DDT_SUCCESS;
+}
+
+void* aligned(size_t align, size_t bytes) {
+  if (from_heap(bytes, align))
+    if (void* p = heap_alloc(bytes)) return p;
+  return __libc_memalign(align, bytes);
+}
+
+bool power_of_two(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
+
+size_t libc_usable(void* p) {
+  using Fn = size_t (*)(void*);
+  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+  return real ? real(p) : 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+void* malloc(size_t bytes) {
+  if (from_heap(bytes, 64))
+    if (void* p = heap_alloc(bytes)) return p;
+  return __libc_malloc(bytes);
+}
+
+void free(void* p) {
+  if (!p) return;
+  if (!in_heap && heap_free(p)) return;
+  __libc_free(p);
+}
+
+// Heap memory is reused by the arenas, so it is cleared here; segments of their own are fresh
+// memfd pages, zero already.
+void* calloc(size_t n, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (from_heap(bytes, 64))
+    if (void* p = heap_alloc(bytes)) {
+      if (bytes < static_cast<size_t>(ddt::shm::kDedicated)) memset(p, 0, bytes);
+      return p;
+    }
+  return __libc_calloc(n, size);
+}
+
+// Moves between the allocators as the size crosses DDTKIT_MALLOC_MIN; stays in place while a heap
+// allocation's usable bytes hold the new size.
+void* realloc(void* p, size_t bytes) {
+  if (!p) return malloc(bytes);
+  if (bytes == 0) {
+    free(p);
+    return nullptr;
+  }
+  const int64_t have = in_heap ? -1 : heap_size(p);
+  if (have < 0 && !from_heap(bytes, 64)) return __libc_realloc(p, bytes);
+  if (have >= 0 && bytes <= static_cast<size_t>(have) && from_heap(bytes, 64)) return p;
+  void* q = malloc(bytes);
+  if (!q) return nullptr;  // p stays valid, as realloc promises
+  const size_t old = have >= 0 ? static_cast<size_t>(have) : libc_usable(p);
+  memcpy(q, p, old < bytes ? old : bytes);
+  free(p);
+  return q;
+}
+
+int posix_memalign(void** out, size_t align, size_t bytes) {
+  if (!power_of_two(align) || align % sizeof(void*) != 0) return EINVAL;
+  void* p = aligned(align, bytes);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void* aligned_alloc(size_t align, size_t bytes) {
+  if (!power_of_two(align)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return aligned(align, bytes);
+}
+
+void* memalign(size_t align, size_t bytes) { return aligned(align, bytes); }
+
+void* valloc(size_t bytes) { return aligned(static_cast<size_t>(sysconf(_SC_PAGESIZE)), bytes); }
+
+void* pvalloc(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return aligned(page, (bytes + page - 1) / page * page);
+}
+
+size_t malloc_usable_size(void* p) {
+  if (!p) return 0;
+  const int64_t have = in_heap ? -1 : heap_size(p);
+  return have >= 0 ? static_cast<size_t>(have) : libc_usable(p);
+}
+
+}  // extern "C"

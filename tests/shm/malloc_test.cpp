@@ -1,0 +1,155 @@
+// The preloadable allocator (src/shm/preload/malloc.cpp), run under it:
+//   LD_PRELOAD=libddtkit-malloc.so ddtkit run -n 2 malloc_test
+// Rank 0 checks the allocator's contract (what lands in the heap, realloc across the threshold,
+// calloc of reused memory, alignments, usable sizes, a forked child's writes staying its own);
+// then each rank sends the other a 1 MiB vector from plain malloc memory and checks that the
+// runtime moved it through the heap (ddt_comm_get_times) and that every byte arrived.
+// Linked with the shared libddtkit.so: the allocator and the runtime must share one heap.
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "ddtkit.h"
+
+namespace {
+
+int failures = 0;
+#define CHECK(cond, ...)                         \
+  do {                                           \
+    if (!(cond)) {                               \
+      ++failures;                                \
+      fprintf(stderr, "malloc_test: FAILED: ");  \
+      fprintf(stderr, __VA_ARGS__);              \
+      fprintf(stderr, " (line %d)\n", __LINE__); \
+    }                                            \
+  } while (0)
+
+bool in_heap(const void* p) {
+  int64_t n = 0;
+  return ddt_alloc_size(p, &n) == DDT_SUCCESS;
+}
+
+bool all(const unsigned char* p, size_t n, unsigned char v) {
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != v) return false;
+  return true;
+}
+
+void contract() {
+  const size_t big = 256 << 10, huge = 3 << 20;
+  void* small = malloc(100);
+  CHECK(small && !in_heap(small), "a 100-byte malloc came from the heap");
+  unsigned char* b = static_cast<unsigned char*>(malloc(big));
+  CHECK(b && in_heap(b), "a 256 KiB malloc did not come from the heap");
+  CHECK(reinterpret_cast<uintptr_t>(b) % 64 == 0, "heap memory is not 64-byte aligned");
+  CHECK(malloc_usable_size(b) >= big, "malloc_usable_size %zu < %zu", malloc_usable_size(b), big);
+  memset(b, 0xab, big);
+  // Grow within the heap, then across a segment of its own: the contents follow.
+  b = static_cast<unsigned char*>(realloc(b, huge));
+  CHECK(b && in_heap(b) && all(b, big, 0xab), "realloc to 3 MiB lost the contents or left the heap");
+  // Shrink below the threshold: back to the C library, contents kept.
+  b = static_cast<unsigned char*>(realloc(b, 1000));
+  CHECK(b && !in_heap(b) && all(b, 1000, 0xab), "realloc to 1000 bytes lost the contents or stayed in the heap");
+  // From the C library up into the heap.
+  b = static_cast<unsigned char*>(realloc(b, big));
+  CHECK(b && in_heap(b) && all(b, 1000, 0xab), "realloc from the C library into the heap lost the contents");
+  free(b);
+  // Arena memory is reused: calloc must clear it.
+  unsigned char* d = static_cast<unsigned char*>(malloc(big));
+  memset(d, 0xff, big);
+  free(d);
+  unsigned char* z = static_cast<unsigned char*>(calloc(big / 8, 8));
+  CHECK(z && in_heap(z) && all(z, big, 0), "calloc of reused heap memory is not zero");
+  free(z);
+  void* a = nullptr;
+  CHECK(posix_memalign(&a, 4096, huge) == 0 && a && reinterpret_cast<uintptr_t>(a) % 4096 == 0,
+        "posix_memalign(4096, 3 MiB) failed or is misaligned");
+  free(a);
+  CHECK(posix_memalign(&a, 3, big) != 0, "posix_memalign accepted alignment 3");
+  void* v = aligned_alloc(128, big);  // 128 > 64: from the C library, aligned
+  CHECK(v && reinterpret_cast<uintptr_t>(v) % 128 == 0, "aligned_alloc(128) misaligned");
+  free(v);
+  CHECK(realloc(malloc(big), 0) == nullptr, "realloc(p, 0) did not free");
+  free(small);
+  // fork: the child's writes to inherited heap memory do not reach the parent.
+  unsigned char* s = static_cast<unsigned char*>(malloc(big));
+  memset(s, 1, big);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    memset(s, 2, big);
+    void* more = malloc(big);  // the child's heap still works
+    free(more);
+    free(s);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child failed");
+  CHECK(all(s, big, 1), "the forked child's writes reached the parent's heap memory");
+  free(s);
+}
+
+// Each rank sends the other every second 4 KiB block of a 2 MiB buffer from plain malloc.
+void transfer(int rank, int size) {
+  if (size < 2) return;
+  const int64_t blocks = 256, block = 4096, total = 2 * blocks * block;
+  ddt_type t = DDT_TYPE_NULL;
+  ddt_type_vector(blocks, block, 2 * block, DDT_BYTE, &t);
+  ddt_type_commit(t);
+  unsigned char* out = static_cast<unsigned char*>(malloc(total));
+  unsigned char* in = static_cast<unsigned char*>(malloc(total));
+  CHECK(in_heap(out) && in_heap(in), "the 2 MiB buffers did not come from the heap");
+  for (int64_t i = 0; i < total; ++i) out[i] = static_cast<unsigned char>(i * 7 + rank);
+  memset(in, 0, total);
+  const int peer = rank ^ 1;
+  if (peer < size) {
+    ddt_request r[2];
+    ddt_comm_irecv(in, 1, t, peer, 5, &r[0]);
+    ddt_comm_isend(out, 1, t, peer, 5, &r[1]);
+    const int e = ddt_comm_waitall(2, r, nullptr);
+    CHECK(e == DDT_SUCCESS, "waitall returned %d", e);
+    bool ok = true;
+    for (int64_t i = 0; i < total && ok; ++i) {
+      const bool covered = (i / block) % 2 == 0;
+      const unsigned char want = covered ? static_cast<unsigned char>(i * 7 + peer) : 0;
+      ok = in[i] == want;
+    }
+    CHECK(ok, "the vector from rank %d arrived wrong", peer);
+    ddt_comm_times tm;
+    ddt_comm_get_times(&tm);
+    CHECK(tm.by_heap >= 1, "the runtime did not move the malloc buffer through the heap (by_heap %lld)",
+          static_cast<long long>(tm.by_heap));
+  }
+  free(out);
+  free(in);
+  ddt_type_free(&t);
+}
+
+}  // namespace
+
+int main() {
+  void* probe = calloc(1, 1 << 20);
+  if (!in_heap(probe)) {
+    fprintf(stderr, "malloc_test: run it under LD_PRELOAD=libddtkit-malloc.so (a 1 MiB calloc is not in the heap)\n");
+    return 1;
+  }
+  free(probe);
+  if (int e = ddt_comm_init()) {
+    fprintf(stderr, "malloc_test: ddt_comm_init returned %d\n", e);
+    return 1;
+  }
+  int rank = 0, size = 0;
+  ddt_comm_rank(&rank);
+  ddt_comm_size(&size);
+  if (rank == 0) contract();
+  transfer(rank, size);
+  ddt_comm_barrier();
+  ddt_comm_finalize();
+  printf("malloc_test: rank %d: %s\n", rank, failures ? "FAILED" : "passed");
+  return failures ? 1 : 0;
+}
