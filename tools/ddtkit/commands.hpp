@@ -14,6 +14,8 @@ int bench_command(int argc, char** argv);
 const char* bench_details();
 int run_command(int argc, char** argv);
 const char* run_details();
+int inspect_command(int argc, char** argv);
+const char* inspect_details();
 
 // The usage text (every subcommand) on out; for a subcommand's own option errors.
 void print_usage(const char* name_or_null, bool to_stderr);

@@ -16,6 +16,9 @@ const Command commands[] = {
      bench_details, bench_command},
     {"run", "-n N prog [args]", "start N processes of prog as one job of the intra-node runtime (ddt_comm_*)",
      run_details, run_command},
+    {"inspect", "TYPE | -f FILE | - | --kernel NAME | --layout FILE [--png FILE] [options]",
+     "show a type: size, bounds, canonical layout, hash, notation, pieces; --png draws its typemap",
+     inspect_details, inspect_command},
     {"help", "[command]", "this text, or one command's options", nullptr, help_command},
 };
 
