@@ -123,29 +123,80 @@ DDT_PREDEFINED_LIST(DDT_DECLARE_PREDEFINED_)
 #define DDT_SHORT_INT (&ddt_predef_SHORT_INT)
 #define DDT_LONG_DOUBLE_INT (&ddt_predef_LONG_DOUBLE_INT)
 
-/* ---- constructors (MPI-4.1 semantics) -------------------------------------------------- */
+/* ---- constructors (MPI-4.1 semantics) --------------------------------------------------
+ * Each constructor makes a new derived type in *newtype, which the caller commits before moving
+ * data with it and releases with ddt_type_free. A derived type holds its own references to the
+ * types it was built from, so those may be freed at once. Block lengths count elements of
+ * oldtype; strides and displacements count extents of oldtype, or bytes where the name says
+ * so (the h- forms, struct). A negative count or block length is DDT_ERR_COUNT, a null or freed
+ * oldtype DDT_ERR_TYPE, a null newtype or array DDT_ERR_ARG, a size or bound beyond 64 bits
+ * DDT_ERR_OVERFLOW. Bounds (lb, extent) follow the standard's rules, explicit bounds of resized,
+ * subarray and darray members included. */
+/* Storage orders of ddt_type_subarray and ddt_type_darray: C (row-major, the last dimension
+ * varies fastest) and Fortran (column-major, the first varies fastest). */
 enum { DDT_ORDER_C = 0, DDT_ORDER_FORTRAN = 1 };
+/* Per-dimension distributions of ddt_type_darray, and the darg that asks for the default
+ * block size of a block distribution, ceil(gsize / psize). */
 enum { DDT_DISTRIBUTE_BLOCK = 0, DDT_DISTRIBUTE_CYCLIC = 1, DDT_DISTRIBUTE_NONE = 2 };
 #define DDT_DISTRIBUTE_DFLT_DARG (-49767)
 
+/* count copies of oldtype, each one extent of oldtype after the previous. */
 int ddt_type_contiguous(int64_t count, ddt_type oldtype, ddt_type *newtype);
+/* count blocks of blocklength elements of oldtype, block i starting i * stride extents of oldtype
+ * after the first: column j of a row-major n x m matrix of doubles is
+ * ddt_type_vector(n, 1, m, DDT_DOUBLE, &t) applied at &a[0][j]. A negative stride walks backwards. */
 int ddt_type_vector(int64_t count, int64_t blocklength, int64_t stride, ddt_type oldtype, ddt_type *newtype);
+/* ddt_type_vector with the stride in bytes. */
 int ddt_type_hvector(int64_t count, int64_t blocklength, int64_t stride_bytes, ddt_type oldtype, ddt_type *newtype);
+/* count blocks, block i of blocklengths[i] elements of oldtype at displs[i] extents of oldtype,
+ * in the order given (unsorted and overlapping displacements are kept as written). */
 int ddt_type_indexed(int64_t count, const int64_t blocklengths[], const int64_t displs[], ddt_type oldtype, ddt_type *newtype);
+/* ddt_type_indexed with the displacements in bytes. */
 int ddt_type_hindexed(int64_t count, const int64_t blocklengths[], const int64_t displs_bytes[], ddt_type oldtype, ddt_type *newtype);
+/* ddt_type_indexed with one block length for every block. */
 int ddt_type_indexed_block(int64_t count, int64_t blocklength, const int64_t displs[], ddt_type oldtype, ddt_type *newtype);
+/* ddt_type_indexed_block with the displacements in bytes. */
 int ddt_type_hindexed_block(int64_t count, int64_t blocklength, const int64_t displs_bytes[], ddt_type oldtype, ddt_type *newtype);
+/* count blocks, block i of blocklengths[i] elements of types[i] at byte displacement
+ * displs_bytes[i]: the fields of a C struct, with offsetof() as displacements. The extent is
+ * the span of the fields rounded up to the strictest alignment among their basic types, as a C
+ * compiler pads the struct, unless a member carries an explicit upper bound (from resized). */
 int ddt_type_struct(int64_t count, const int64_t blocklengths[], const int64_t displs_bytes[], const ddt_type types[], ddt_type *newtype);
+/* The block subsizes[] starting at starts[] of an ndims-dimensional array of sizes[] elements of
+ * oldtype, stored in order (DDT_ORDER_C or DDT_ORDER_FORTRAN). Its extent is the whole array's,
+ * so count 2 means the same block of two consecutive arrays. DDT_ERR_DIMS for ndims < 1 or a
+ * block outside the array; DDT_ERR_ARG for an unknown order. */
 int ddt_type_subarray(int ndims, const int64_t sizes[], const int64_t subsizes[], const int64_t starts[], int order, ddt_type oldtype, ddt_type *newtype);
+/* The part that process rank of size owns of an ndims-dimensional global array of gsizes[]
+ * elements of oldtype, distributed over a process grid of psizes[] (product: size) dimension by
+ * dimension: distribs[i] is DDT_DISTRIBUTE_BLOCK, _CYCLIC or _NONE and dargs[i] its block size
+ * (or DDT_DISTRIBUTE_DFLT_DARG). Its extent is the whole global array's. DDT_ERR_DIMS for
+ * shapes that do not fit, DDT_ERR_DISTRIB for a distribution or darg that is not allowed. */
 int ddt_type_darray(int size, int rank, int ndims, const int64_t gsizes[], const int distribs[], const int dargs[], const int psizes[], int order, ddt_type oldtype, ddt_type *newtype);
+/* oldtype with lower bound lb and extent extent, in bytes: the same bytes move, but element i
+ * of a count starts i * extent bytes after the first. A column resized to one double's extent
+ * makes count columns consecutive columns of the matrix. */
 int ddt_type_resized(ddt_type oldtype, int64_t lb, int64_t extent, ddt_type *newtype);
+/* A new handle on a type with oldtype's layout and bounds (combiner DDT_COMBINER_DUP); a dup
+ * of a committed type is committed. */
 int ddt_type_dup(ddt_type oldtype, ddt_type *newtype);
+/* Plans type for data movement: its executor is chosen here, once, so that pack, unpack, iov
+ * and copy, which need a committed type (DDT_ERR_NOT_COMMITTED otherwise), only run it. A
+ * committed type is immutable and may be used from any number of threads at once. */
 int ddt_type_commit(ddt_type type);
+/* Releases the caller's reference to a derived type; the type itself lives on while types built
+ * from it (or returned by ddt_type_contents) still use it. DDT_ERR_PREDEFINED for a
+ * predefined type. */
 int ddt_type_free(ddt_type *type); /* sets *type to DDT_TYPE_NULL */
 
 /* ---- queries ---------------------------------------------------------------------------- */
+/* Bytes of data in one element: the length of the packed stream of count 1. */
 int ddt_type_size(ddt_type type, int64_t *size);
+/* Lower bound and extent in bytes, as MPI_Type_get_extent: element i of a count starts
+ * i * extent bytes after the first, and the first one lb bytes from the buffer address. */
 int ddt_type_extent(ddt_type type, int64_t *lb, int64_t *extent);
+/* The bytes one element touches, from its lowest to one past its highest byte (explicit bounds
+ * set by resized and the like ignored), as MPI_Type_get_true_extent. */
 int ddt_type_true_extent(ddt_type type, int64_t *true_lb, int64_t *true_extent);
 
 /* Combiners, as MPI_Type_get_envelope reports them. DDT_COMBINER_LAYOUT marks a type made by
@@ -197,8 +248,17 @@ int ddt_copy(const void *src, int64_t scount, ddt_type stype, void *dst, int64_t
  * displacements and order). The extent, which places further elements, is not part of it: two
  * types with equal hashes and equal extents move the same bytes for any count. */
 int ddt_type_hash(ddt_type type, uint8_t out[16]);
+/* The layout and bounds of type as compact, versioned bytes that ddt_type_deserialize reads in
+ * any process: buf receives *needed bytes when bufsize >= *needed, else DDT_ERR_TRUNCATE and
+ * nothing is written (call with bufsize 0 to learn the size). */
 int ddt_type_serialize(ddt_type type, void *buf, int64_t bufsize, int64_t *needed); /* *needed always set */
+/* A new, committed type with the layout and bounds serialized in buf. It has no constructor
+ * history (combiner DDT_COMBINER_LAYOUT, no contents). Every byte is validated: hostile input
+ * gives DDT_ERR_CORRUPT, another format version DDT_ERR_VERSION, never a crash. */
 int ddt_type_deserialize(const void *buf, int64_t size, ddt_type *newtype);
+/* Size, bounds and canonical layout in words, for people (the wording may change between
+ * versions): a NUL-terminated text in buf, or DDT_ERR_TRUNCATE and nothing written when it
+ * does not fit in bufsize bytes. */
 int ddt_type_describe(ddt_type type, char *buf, int64_t bufsize);
 
 /* ---- the type notation (docs/notation.md) ------------------------------------------------ */
@@ -223,6 +283,8 @@ int ddt_type_parse(const char *text, ddt_type *newtype, char *errbuf, int64_t er
  * at each use) or nest deeper than 300. */
 int ddt_type_notation(ddt_type type, char *buf, int64_t bufsize, int64_t *needed);
 
+/* A static NUL-terminated sentence that names code ("unknown error code" for a value that is
+ * none of DDT_SUCCESS and the DDT_ERR_ codes): never NULL, never to be freed. */
 const char *ddt_error_string(int code);
 
 /* ---- intra-node runtime (src/shm/) --------------------------------------------------------
@@ -245,17 +307,28 @@ typedef struct { int source, tag, error; int64_t bytes; } ddt_status;
 #define DDT_ANY_SOURCE (-1)
 #define DDT_ANY_TAG (-1)
 int ddt_comm_init(void); /* joins the job started by `ddtkit run` */
+/* Leaves the job: sends what this process still owes its peers, then waits in a barrier for
+ * every process of the job. */
 int ddt_comm_finalize(void);
-int ddt_comm_rank(int *rank);
-int ddt_comm_size(int *size);
+int ddt_comm_rank(int *rank); /* this process's rank in the job, 0 to size - 1 */
+int ddt_comm_size(int *size); /* the number of processes in the job */
+/* Sends (buf, count, type) to rank dest with tag >= 0 and returns when buf may be reused. */
 int ddt_comm_send(const void *buf, int64_t count, ddt_type type, int dest, int tag);
+/* Receives into (buf, count, type) the next message from source with tag (DDT_ANY_SOURCE,
+ * DDT_ANY_TAG: any); status receives its source, tag, error and byte count. */
 int ddt_comm_recv(void *buf, int64_t count, ddt_type type, int source, int tag, ddt_status *status); /* status may be NULL */
+/* The non-blocking forms: *req completes through ddt_comm_wait, ddt_comm_test or
+ * ddt_comm_waitall, and buf is not to be written (isend) or used (irecv) until then. */
 int ddt_comm_isend(const void *buf, int64_t count, ddt_type type, int dest, int tag, ddt_request *req);
 int ddt_comm_irecv(void *buf, int64_t count, ddt_type type, int source, int tag, ddt_request *req);
+/* Waits until *req completes, fills status (may be NULL) and returns the request's error. */
 int ddt_comm_wait(ddt_request *req, ddt_status *status);      /* sets *req to DDT_REQUEST_NULL */
+/* *done = 1 when *req has completed, which then ends as in ddt_comm_wait; else *done = 0 and
+ * the request stays. A DDT_REQUEST_NULL request counts as done. */
 int ddt_comm_test(ddt_request *req, int *done, ddt_status *status);
+/* ddt_comm_wait on each of the n requests. */
 int ddt_comm_waitall(int n, ddt_request reqs[], ddt_status statuses[]); /* statuses may be NULL */
-int ddt_comm_barrier(void);
+int ddt_comm_barrier(void); /* returns once every process of the job has entered it */
 
 /* ---- the mapped shared heap and the mechanisms ----------------------------------------------
  * Memory from ddt_alloc lives in shared segments (memfd, sealed against shrinking) that the other
@@ -317,6 +390,7 @@ int ddt_type_free_comm(ddt_type type);
  * or a process of the node never attached (after a 60 s wait); DDT_ERR_PEER when node rank 0 gave
  * the segment up after broadcasting its name. Without a launcher nobody marks dead ranks: a peer
  * that dies later is found by probing its pid, and its peers' operations fail with DDT_ERR_PEER. */
+/* What ddt_comm_init_bootstrap needs from the launcher, and the call (as described above). */
 typedef struct {
   int rank, size;  /* this process among the processes of its node */
   void *ctx;       /* passed to bcast */

@@ -31,6 +31,8 @@ static inline int ddt_mpi_bootstrap_bcast_(void *buf, int bytes, void *ctx) {
   return DDT_MPI_BOOTSTRAP_CALL_(Bcast)(buf, bytes, MPI_BYTE, 0, *(MPI_Comm *)ctx) == MPI_SUCCESS ? 0 : 1;
 }
 
+/* Starts ddtkit's runtime among the processes of comm, one job per node, as this file's first
+ * comment says; collective over comm. */
 static inline int ddt_comm_init_mpi(MPI_Comm comm) {
   MPI_Comm node = MPI_COMM_NULL;
   int world_rank = 0, rank = 0, size = 0, rc;
