@@ -6,6 +6,7 @@
 #                                        ddtkit::ddtkit_static (static, with its link needs)
 #   lib/pkgconfig/ddtkit.pc              pkg-config ddtkit (--static adds Libs.private)
 #   bin/ddtkit                           the command, when tools/ is built
+#   lib/libddtkit-malloc.so              the preloadable allocator, when built
 #   lib/ddtkit/<mpi>/libddtkit-mpi.so    the MPI interposers of this build (mpich, ompi)
 # lib/ is CMAKE_INSTALL_LIBDIR (GNUInstallDirs: lib on Debian outside /usr). Included from the
 # top-level CMakeLists.txt once every target exists.
@@ -55,6 +56,13 @@ if(TARGET ddtkit_cli)
        ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR})
   set_target_properties(ddtkit_cli PROPERTIES INSTALL_RPATH "$ORIGIN/${ddt_bin_to_lib}")
   install(TARGETS ddtkit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+# The preloadable allocator over the mapped shared heap (src/shm/preload), beside the
+# libddtkit.so.0 it links: RUNPATH $ORIGIN finds that one, wherever P is.
+if(TARGET ddtkit_malloc)
+  set_target_properties(ddtkit_malloc PROPERTIES INSTALL_RPATH "$ORIGIN")
+  install(TARGETS ddtkit_malloc LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 
 # The interposers, one per MPI ABI, in folders named by the MPI: each is preloaded into a

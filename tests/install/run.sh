@@ -69,6 +69,12 @@ others=$(nm -D --defined-only "$prefix/lib/libddtkit.so" | awk '{print $3}' | gr
 [ -z "$others" ] || fail "libddtkit.so exports more than ddt_*: $others"
 readelf -d "$prefix/bin/ddtkit" | grep -q 'R.*PATH.*\[\$ORIGIN/../lib\]' || fail "bin/ddtkit has no RUNPATH \$ORIGIN/../lib"
 "$prefix/bin/ddtkit" help | grep -q "usage: ddtkit" || fail "bin/ddtkit help"
+if [ -f "$build/src/shm/preload/libddtkit-malloc.so" ]; then  # the allocator, beside the .so it links
+  malloc_libs=$(ldd "$prefix/lib/libddtkit-malloc.so" 2>&1 || true)
+  echo "$malloc_libs" | grep -q "libddtkit.so.0 => $prefix/lib/libddtkit.so.0" ||
+    fail "lib/libddtkit-malloc.so does not find the prefix's libddtkit.so.0:"$'\n'"$malloc_libs"
+  step "allocator: installed"
+fi
 for mpi in mpich ompi; do  # the interposers this build has, and only those
   if [ -f "$build/mpi/$mpi/libddtkit-mpi.so" ]; then
     [ -f "$prefix/lib/ddtkit/$mpi/libddtkit-mpi.so" ] || fail "lib/ddtkit/$mpi/libddtkit-mpi.so not installed"
