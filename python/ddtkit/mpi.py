@@ -147,6 +147,18 @@ def _combiner_name(MPI, combiner):
 
 
 def _translate(MPI, dt):
+    t = _build(MPI, dt)
+    if not t.predefined:
+        # The bounds the MPI reports, which users of this type send with; they differ from the
+        # standard's where an MPI departs from it (MPICH ignores explicit lb/ub markers inside
+        # structs). Enclosing types built from t take these bounds too.
+        bounds = dt.Get_extent()
+        if t.get_extent() != tuple(bounds):
+            t.set_bounds(*bounds)
+    return t
+
+
+def _build(MPI, dt):
     named = _named_types(MPI)
     ni, na, nc, nd, combiner = dt.Get_envelope()
     if combiner == MPI.COMBINER_NAMED:
@@ -179,7 +191,8 @@ def from_mpi(datatype):
     """The committed ddtkit type with the typemap of the mpi4py ``MPI.Datatype`` ``datatype``.
 
     Built from the type's envelope and contents, recursively; named types map to ddtkit's
-    predefined types. TypeError for a type ddtkit cannot express (Fortran or other named types
+    predefined types. Each derived level reports the lb and extent the MPI reports for it (see
+    ``_translate``), so ``count`` elements move the bytes the MPI moves. TypeError for a type ddtkit cannot express (Fortran or other named types
     without a ddtkit equivalent, F90 parameterized combiners); ddtkit.Error if the C API rejects
     the arguments.
     """

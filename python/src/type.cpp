@@ -154,6 +154,12 @@ void bind_type(nb::module_& m) {
       .def("describe", &describe, "the canonical layout in words")
       .def("commit", [](Type& t) -> Type& { check(ddt_type_commit(t.h)); return t; },
            nb::rv_policy::reference, "commit for pack and unpack; returns the type")
+      .def("set_bounds", [](Type& t, int64_t lb, int64_t extent) -> Type& {
+        check(ddt_type_set_bounds(t.h, lb, extent));
+        return t;
+      }, nb::arg("lb"), nb::arg("extent"), nb::rv_policy::reference,
+           "before commit: report these bounds (an MPI's, where they differ from the standard's) "
+           "without changing the typemap; returns the type")
       .def("free", &Type::free,
            "release the handle now (derived types using it stay valid); later use raises ddtkit.Error")
       .def_prop_ro("freed", [](const Type& t) { return t.h == DDT_TYPE_NULL; })
