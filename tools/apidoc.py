@@ -67,10 +67,7 @@ class Comment:
         self.lines, self.line_no = lines, line_no
         m = SECTION.match(lines[0].strip())
         self.section = m.group(1) if m else None
-        body = comment_text(lines[1:] if m else lines)
-        if m and body and body[-1].strip() == "":
-            body.pop()
-        self.text = body
+        self.text = comment_text(lines[1:] if m else lines)
 
 
 class Item:
@@ -265,8 +262,6 @@ def prose(lines):
                 flush()
             para.append(line)
     flush()
-    if out and out[-1] == "" and len(out) > 1 and out[-2].startswith("- "):
-        pass
     return out
 
 
