@@ -445,10 +445,11 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     detach_job(job);
     return DDT_ERR_COMM;  // once per process
   }
-  return ddt::guarded([&] {
-    // Every rank attached (or one has died) before the segment's name goes away.
+  // Waits until every rank has counted itself in `counter`: DDT_SUCCESS, or DDT_ERR_PEER when one
+  // has died, DDT_ERR_COMM after a minute (the job is left, as a failed join must).
+  auto all_of = [&](std::atomic<int32_t>& counter) {
     const auto start = std::chrono::steady_clock::now();
-    while (job->attached.load(std::memory_order_acquire) < size) {
+    while (counter.load(std::memory_order_acquire) < size) {
       for (int p = 0; p < size; ++p)
         if (job->dead[p].load(std::memory_order_acquire)) {
           detach_job(job);
@@ -460,6 +461,11 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
       }
       sched_yield();
     }
+    return static_cast<int>(DDT_SUCCESS);
+  };
+  return ddt::guarded([&] {
+    // Every rank attached (or one has died) before the segment's name goes away.
+    if (int e = all_of(job->attached)) return e;
     if (rank == 0) unlink(path.c_str());
     rt.layouts.clear();
     rt.attacher.close();
@@ -485,8 +491,16 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     }
     // The heap's segment socket, named by the job's segment (unique per job and user); without
     // it sends from the heap go by CMA or cells.
+    // Every peer's socket is bound before init returns: a descriptor sent to a socket not yet
+    // bound is refused, and the first heap message to that peer would go another way.
     const std::string key = path.substr(path.find_last_of('/') + 1);
     rt.attacher.open(key, rank, job);
+    job->listening.fetch_add(1, std::memory_order_acq_rel);
+    if (int e = all_of(job->listening)) {
+      rt.job = nullptr;
+      rt.attacher.close();
+      return e;
+    }
     return static_cast<int>(DDT_SUCCESS);
   });
 }

@@ -81,6 +81,7 @@ struct alignas(64) JobHeader {
   int32_t size;
   int32_t pad;
   std::atomic<int32_t> attached;
+  std::atomic<int32_t> listening;         // ranks whose segment socket is bound (attach.hpp)
   std::atomic<int64_t> pid[kMaxRanks];    // set by each rank at attach
   std::atomic<int32_t> dead[kMaxRanks];   // set by the launcher when a rank has ended abnormally
   alignas(64) std::atomic<uint64_t> barrier_arrived;

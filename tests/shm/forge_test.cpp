@@ -105,6 +105,11 @@ int forger() {
   h = rts(15, 1006, 4096, 1, 999999);
   h.desc = static_cast<int64_t>(body->size());
   forge(h, body->data(), body->size());
+  // Rank 0 has judged 10-15 before anything below reaches it: the UNMAP below would otherwise be
+  // read in the same sweep as those RTSs, ahead of their deferred copies, and send tag 10 by CMA
+  // (reading this process's own memory past the segment, which any sender may send) instead of
+  // through the heap mapping whose bounds it tests.
+  ddt_comm_barrier();
   // Cells that name nothing live, a continuation of nothing, unknown kinds, an absurd body.
   for (uint32_t kind : std::initializer_list<uint32_t>{kCts, kData, kIov, kFin, kMore, 77u, 0u}) {
     CellHeader x{};
@@ -154,6 +159,7 @@ int victim() {
       expect(untouched, what);
     }
   }
+  ddt_comm_barrier();  // the forger's second batch follows
   for (int tag : {16, 17}) {
     std::memset(buf.data(), 0x5a, buf.size());
     const int e = ddt_comm_recv(at, bytes, DDT_BYTE, 1, tag, &st);
