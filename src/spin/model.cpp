@@ -96,33 +96,82 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
     clock += static_cast<double>(std::min(k, total - i * k)) * byte_s;
     arrive[i] = clock;
   }
-  const double header = send ? 0.0 : arrive[0];  // payload handlers wait for the header packet
-  // IOVEC walks its list in stream order: its one engine takes the packets in that order.
-  if (strategy == DDT_SPIN_IOVEC) std::sort(order.begin(), order.end());
+  // Payload handlers wait for the header packet (sPIN's rule): a packet is ready once both it
+  // and the header have arrived.
+  const double header = send ? 0.0 : arrive[0];
+  std::vector<double> ready(static_cast<size_t>(npkt));
+  for (int64_t i = 0; i < npkt; ++i) ready[i] = std::max(arrive[i], header);
+  // IOVEC walks its list in stream order: packet i is ready for its one engine once every packet
+  // before it is, so it takes them in stream order.
+  if (strategy == DDT_SPIN_IOVEC) {
+    for (int64_t i = 1; i < npkt; ++i) ready[i] = std::max(ready[i], ready[i - 1]);
+    std::sort(order.begin(), order.end());
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ready[a] < ready[b]; });
 
-  // Which vHPU a packet belongs to: the strategy's own (HPU_LOCAL, RW_CP, IOVEC), or blocked
-  // round-robin over blocked_dp packets when asked for.
+  // The scheduler: every packet belongs to a virtual HPU (its own under the default policy; the
+  // strategy's under blocked round-robin: HPU_LOCAL, RW_CP, IOVEC, or blocked_dp packets when
+  // asked for). A vHPU runs one packet at a time, in the order its packets became ready, on any
+  // idle HPU; a vHPU with nothing ready yields its HPU. Ready vHPUs take idle HPUs first come,
+  // first served.
   const bool blocked_asked = p.scheduler == DDT_SPIN_SCHED_BLOCKED_RR;
   const int phys = strategy == DDT_SPIN_IOVEC ? 1 : p.hpus;
-  using Slot = std::pair<double, int>;
-  std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> hpus;
-  for (int h = 0; h < phys; ++h) hpus.push({0.0, h});
-  std::vector<double> vfree;
+  std::vector<int64_t> vhpu(static_cast<size_t>(npkt));
+  int64_t nv = 0;
+  for (int64_t i = 0; i < npkt; ++i) {
+    int64_t v = e.vhpu_of(i * k);
+    if (v < 0) v = blocked_asked ? i / p.blocked_dp : -1;
+    vhpu[i] = v;
+    nv = std::max(nv, v + 1);
+  }
+  for (int64_t i = 0; i < npkt; ++i)
+    if (vhpu[i] < 0) vhpu[i] = nv + i;  // default policy: a vHPU per packet
+  // Each vHPU's ready packets, a FIFO linked through nxt (head -1: empty).
+  std::vector<int64_t> head(static_cast<size_t>(nv + npkt), -1), tail(static_cast<size_t>(nv + npkt), -1),
+      nxt(static_cast<size_t>(npkt), -1);
+  std::vector<char> active(static_cast<size_t>(nv + npkt), 0);  // running or in the ready queue
+  std::deque<int64_t> runnable;
+  using Done = std::pair<double, int64_t>;  // completion time, vHPU
+  std::priority_queue<Done, std::vector<Done>, std::greater<Done>> running;
+  int idle = phys;
 
   std::vector<DmaReq> reqs;
   std::vector<int64_t> dma;
   std::vector<double> job_end(static_cast<size_t>(npkt), 0.0);
   double all_end = 0;
-  for (int64_t a = 0; a < npkt; ++a) {
-    const int64_t i = order[a], off = i * k, len = std::min(k, total - off);
-    int64_t v = e.vhpu_of(off);
-    if (v < 0 && blocked_asked) v = i / p.blocked_dp;
-    if (v >= 0 && v >= static_cast<int64_t>(vfree.size())) vfree.resize(static_cast<size_t>(v) + 1, 0.0);
-    const Slot hpu = hpus.top();
-    hpus.pop();
-    double start = std::max({arrive[i], header, hpu.first, v >= 0 ? vfree[v] : 0.0});
-    if (strategy == DDT_SPIN_IOVEC && a > 0) start = std::max(start, job_end[order[a - 1]]);
-
+  int64_t next = 0;  // next packet (in order) to become ready
+  double now_t = 0;  // the simulation clock
+  for (int64_t dispatched = 0; dispatched < npkt;) {
+    if (runnable.empty() || idle == 0) {
+      // Advance the clock to the next event: a packet becoming ready, or a handler finishing.
+      const double ta = next < npkt ? ready[order[next]] : 1e300;
+      const double tc = running.empty() ? 1e300 : running.top().first;
+      const double t = std::min(ta, tc);
+      now_t = t;
+      while (!running.empty() && running.top().first <= t) {
+        const int64_t v = running.top().second;
+        running.pop();
+        ++idle;
+        active[v] = 0;
+        if (head[v] >= 0) active[v] = 1, runnable.push_back(v);
+      }
+      while (next < npkt && ready[order[next]] <= t) {
+        const int64_t i = order[next++], v = vhpu[i];
+        (tail[v] >= 0 ? nxt[tail[v]] : head[v]) = i;
+        tail[v] = i;
+        if (!active[v]) active[v] = 1, runnable.push_back(v);
+      }
+      continue;
+    }
+    const int64_t v = runnable.front();
+    runnable.pop_front();
+    const int64_t i = head[v];
+    head[v] = nxt[i];
+    if (head[v] < 0) tail[v] = -1;
+    --idle;
+    ++dispatched;
+    const int64_t off = i * k, len = std::min(k, total - off);
+    const double start = now_t;  // the event that made the packet or an HPU available
     Counts c;
     dma.clear();
     if (int rc = e.handle(off, len, packed + off, c, dma)) return rc;
@@ -136,8 +185,7 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
                            (strategy == DDT_SPIN_SEEK ? static_cast<double>(c.runs) * kRunCycles : 0.0)) / hz;
     const double dur = init + setup + blocks;
     const double end = start + dur;
-    hpus.push({end, hpu.second});
-    if (v >= 0) vfree[v] = end;
+    running.push({end, v});
     job_end[i] = end;
     all_end = std::max(all_end, end);
     // Non-blocking DMA: the requests leave the handler spread over its block phase.

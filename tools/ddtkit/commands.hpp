@@ -16,6 +16,8 @@ int run_command(int argc, char** argv);
 const char* run_details();
 int inspect_command(int argc, char** argv);
 const char* inspect_details();
+int spin_command(int argc, char** argv);  // the NIC offload model (issue 14)
+const char* spin_details();
 
 // The usage text (every subcommand) on out; for a subcommand's own option errors.
 void print_usage(const char* name_or_null, bool to_stderr);

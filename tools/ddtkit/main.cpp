@@ -19,6 +19,9 @@ const Command commands[] = {
     {"inspect", "TYPE | -f FILE | - | --kernel NAME | --layout FILE [--png FILE] [options]",
      "show a type: size, bounds, canonical layout, hash, notation, pieces; --png draws its typemap",
      inspect_details, inspect_command},
+    {"spin", "[--strategy S] [--vector B,S,M | --kernel NAME] [--send] [model options] | --figures DIR | --calibrate",
+     "the sPIN NIC offload model: throughput, handler times, NIC memory, DMA queue, byte check",
+     spin_details, spin_command},
     {"help", "[command]", "this text, or one command's options", nullptr, help_command},
 };
 
