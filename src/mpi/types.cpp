@@ -331,7 +331,27 @@ TypeRef make_info(MPI_Datatype dt) {
     if (info->t) ddt_type_describe(info->t, desc, sizeof desc);
     for (char* c = desc; *c; ++c)
       if (*c == '\n') *c = ';';
-    std::fprintf(stderr, "ddtkit-mpi: datatype %#llx (%s): %s, size %lld, extent %lld%s%s\n",
+    // The translated type in the notation (docs/notation.md), for `ddtkit inspect` to take as
+    // it is; cut, with a marker, beyond kMaxNotation characters.
+    constexpr int64_t kMaxNotation = 4096;
+    std::string notation;
+    int64_t need = 0;
+    if (info->t && ddt_type_notation(info->t, nullptr, 0, &need) == DDT_ERR_TRUNCATE && need > 0) {
+      notation.assign(static_cast<size_t>(need), '\0');
+      if (ddt_type_notation(info->t, &notation[0], need, &need) == DDT_SUCCESS) {
+        notation.resize(static_cast<size_t>(need - 1));
+        // After the description's last ';', or straight after the extent when there is none.
+        const std::string lead = *desc ? " notation: " : ", notation: ";
+        if (need - 1 > kMaxNotation)
+          notation = lead + notation.substr(0, kMaxNotation) + " ...[cut: " + std::to_string(need - 1) +
+                     " characters in all]";
+        else
+          notation = lead + notation;
+      } else {
+        notation.clear();
+      }
+    }
+    std::fprintf(stderr, "ddtkit-mpi: datatype %#llx (%s): %s, size %lld, extent %lld%s%s%s\n",
                  static_cast<unsigned long long>(key(dt)), combiner_name(dt),
                  info->mode == TypeInfo::Contig ? "contiguous, sent from the user's buffer"
                  : info->mode != TypeInfo::Pack ? "passed to the MPI (not translatable)"
@@ -339,7 +359,8 @@ TypeRef make_info(MPI_Datatype dt) {
                      ? "packed by ddtkit (messages of 64 KiB and more whose elements share no byte: passed to the "
                        "MPI, whose single-copy path moves its large pieces as fast)"
                      : "packed by ddtkit",
-                 static_cast<long long>(info->size), static_cast<long long>(info->extent), *desc ? ": " : "", desc);
+                 static_cast<long long>(info->size), static_cast<long long>(info->extent), *desc ? ": " : "", desc,
+                 notation.c_str());
   }
   return info;
 }
