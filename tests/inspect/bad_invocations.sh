@@ -42,6 +42,8 @@ expect2 'int' --count x
 expect2 'int' --count
 expect2 'int' --pieces -1
 expect2 'int' --cell 0
+expect2 'int' --px 0
+expect2 'int' --px 65
 expect2 'int' -f "$work/good.ddt"
 expect2 'contiguous(0, byte)' --png "$work/empty.png"
 expect2 'contiguous(1152921504606846976, byte)' --count 16

@@ -38,7 +38,7 @@ struct Options {
   std::string text, file, kernel, params, layout, write_layout, png;
   bool have_text = false;
   int64_t count = 0;  // 0: 1, or the kernel's own count
-  int64_t pieces = 8, width = 0, cell = 0;
+  int64_t pieces = 8, width = 0, cell = 0, px = 0;
 };
 
 // Exit statuses.
@@ -194,11 +194,11 @@ int draw(ddt_type t, int64_t count, const Options& o) {
   }
   cut = cut && offset < total;
 
-  // Pixels per cell: about 1024 pixels across, at most 16 per cell; a 1-pixel grey line
+  // Pixels per cell: given, or about 1024 pixels across, at most 16 per cell; a 1-pixel grey line
   // separates cells when they are large enough to show it, and a tick row above each row of
   // cells marks element starts.
-  int64_t px = 1024 / cols;
-  px = px < 1 ? 1 : px > 16 ? 16 : px;
+  int64_t px = o.px > 0 ? o.px : 1024 / cols;
+  px = px < 1 ? 1 : px > 64 ? 64 : px;
   const bool lines = px >= 6;
   const int64_t tick = px >= 6 ? 2 : 0;
   const int64_t rowh = px + tick;
@@ -337,6 +337,7 @@ int parse_options(int argc, char** argv, Options& o) {
     else if (a == "--pieces") ok = need_num(0, o.pieces);
     else if (a == "--width") ok = need_num(1, o.width);
     else if (a == "--cell") ok = need_num(1, o.cell);
+    else if (a == "--px") ok = need_num(1, o.px) && o.px <= 64;
     else if (a == "-") o.file = "-";
     else if (a.size() > 1 && a[0] == '-' && a[1] == '-') return bad("unknown option " + a);
     else {
@@ -346,6 +347,7 @@ int parse_options(int argc, char** argv, Options& o) {
       o.have_text = true;
     }
     if (!ok) return bad(a + " needs " + (a == "--count" || a == "--width" || a == "--cell" ? "a positive integer"
+                                       : a == "--px" ? "an integer from 1 to 64"
                                        : a == "--pieces" ? "a non-negative integer" : "a value"));
   }
   const int sources = o.have_text + !o.file.empty() + !o.kernel.empty() + !o.layout.empty();
@@ -371,6 +373,7 @@ const char* inspect_details() {
          "                 order (dark blue first, yellow last), untouched grey, element starts ticked\n"
          "  --width B      bytes per row of the picture (default: 64 cells)\n"
          "  --cell B       bytes per cell (default: 1, more when the span exceeds 65536 bytes)\n"
+         "  --px N         pixels per cell side (default: about 1024 pixels across, at most 16 per cell)\n"
          "  exit status 2 for invalid input (the message says where), 1 when a file cannot be written\n";
 }
 
