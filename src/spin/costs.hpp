@@ -41,7 +41,7 @@ constexpr double kCatchupBlockCycles = 12;
 // binary search over a SEQ's prefix sums or an index list.
 constexpr double kSeekStepCycles = 6;
 // A new run in ddtkit's cursor: leaving one run and descending to the next (next_block()), per
-// run of blocks (per op call).
+// run of blocks after the first (the seek's descent reaches the first).
 constexpr double kRunCycles = 12;
 
 // The paper's MPITypes segment: the size of one checkpoint and of one HPU-local segment (§3.2.4).

@@ -159,6 +159,10 @@ int64_t Engine::pick_interval(const ddt_spin_params& p, int s) {
   }
   if (tph * static_cast<double>(k) / tpkt > static_cast<double>(p.packet_buffer_bytes))
     dp = std::min<int64_t>(dp, p.packet_buffer_bytes / k);
+  // Not in the paper: at least P sequences, so that every HPU gets one. The model's T_C assumes
+  // a new vHPU every dp packets keeps all P busy; with slow handlers (small blocks) epsilon alone
+  // allows dp > n_pkt / P, leaving HPUs idle.
+  dp = std::min<int64_t>(dp, (npkt + P - 1) / P);
   dp = std::max<int64_t>(1, std::min(dp, npkt));
   return dp * k;
 }
@@ -389,6 +393,7 @@ template <bool G>
 int Engine::segment_h(int64_t off, int64_t len, char* payload, Counts& c, std::vector<int64_t>& dma) {
   const int64_t j = strategy_ == DDT_SPIN_HPU_LOCAL ? vhpu_of(off) : (desc.interval > 0 ? off / desc.interval : -1);
   if (j < 0 || j >= static_cast<int64_t>(segs.size())) return DDT_ERR_CORRUPT;
+  if (strategy_ != DDT_SPIN_HPU_LOCAL) ++c.seek_steps;  // finding the checkpoint: one division
   Seg& s = segs[j];
   if (!check_seg(s, j)) return DDT_ERR_CORRUPT;
   Cursor local = s.cur;  // RO_CP: the handler's copy

@@ -96,9 +96,11 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
     clock += static_cast<double>(std::min(k, total - i * k)) * byte_s;
     arrive[i] = clock;
   }
-  // Payload handlers wait for the header packet (sPIN's rule): a packet is ready once both it
-  // and the header have arrived.
-  const double header = send ? 0.0 : arrive[0];
+  // Payload handlers wait for the header handler (sPIN's rule), which runs on the first packet
+  // to arrive: every packet carries the matching information, so with reordering the message is
+  // matched by whichever packet comes first. No header handler is installed for datatype
+  // processing (§3.2.2), so it costs nothing beyond that packet's arrival.
+  const double header = send || npkt == 0 ? 0.0 : arrive[order[0]];
   std::vector<double> ready(static_cast<size_t>(npkt));
   for (int64_t i = 0; i < npkt; ++i) ready[i] = std::max(arrive[i], header);
   // IOVEC walks its list in stream order: packet i is ready for its one engine once every packet
@@ -182,7 +184,7 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
     const double setup = (static_cast<double>(c.catchup) * kCatchupBlockCycles + static_cast<double>(c.seek_steps) * kSeekStepCycles) / hz +
                          reset_copies * copy_s + static_cast<double>(c.fetches) * p.pcie_read_latency_ns * 1e-9;
     const double blocks = (static_cast<double>(c.blocks) * block_cycles +
-                           (strategy == DDT_SPIN_SEEK ? static_cast<double>(c.runs) * kRunCycles : 0.0)) / hz;
+                           (strategy == DDT_SPIN_SEEK ? static_cast<double>(std::max<int64_t>(0, c.runs - 1)) * kRunCycles : 0.0)) / hz;
     const double dur = init + setup + blocks;
     const double end = start + dur;
     running.push({end, v});

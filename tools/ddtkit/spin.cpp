@@ -138,6 +138,19 @@ Outcome run_one(Message& m, int s, const ddt_spin_params& p, bool send) {
   return o;
 }
 
+// For the figures: the host path (asked for, or fallen back to) is timed on this CPU, which
+// other work shares; the fastest of three runs is kept. Offloaded runs are simulated and
+// deterministic.
+Outcome run_best(Message& m, int s, const ddt_spin_params& p, bool send) {
+  Outcome o = run_one(m, s, p, send);
+  for (int rep = 0; rep < 2 && o.rc == 0 && o.r.strategy_run == DDT_SPIN_HOST; ++rep) {
+    Outcome again = run_one(m, s, p, send);
+    if (again.rc || !again.bytes_ok) return again;
+    if (again.r.seconds < o.r.seconds) o = again;
+  }
+  return o;
+}
+
 void print_outcome(const Message& m, int s, const Outcome& o, const ddt_spin_params& p) {
   const ddt_spin_report& r = o.r;
   if (o.rc) {
@@ -200,14 +213,14 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
     Message m;
     make_vector(m, b, 2 * b, 4 << 20);
     for (int s : fig8) {
-      Outcome o = run_one(m, s, base, false);
+      Outcome o = run_best(m, s, base, false);
       check(o, "fig8 " + m.name);
       emit(f, "8", "\"block\":" + std::to_string(b) + ",", s, o, base);
     }
     ddt_spin_params q = base;
     q.reorder_seed = 8;
     for (int s : {DDT_SPIN_SEEK, DDT_SPIN_RW_CP}) {
-      Outcome o = run_one(m, s, q, false);
+      Outcome o = run_best(m, s, q, false);
       check(o, "fig8 permuted " + m.name);
       emit(f, "8p", "\"block\":" + std::to_string(b) + ",", s, o, q);
     }
@@ -228,7 +241,7 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
         tt.resize(1 << 22), tq.resize(1 << 22);
         q.dma_trace_t = tt.data(), q.dma_trace_q = tq.data(), q.dma_trace_cap = 1 << 22;
       }
-      Outcome o = run_one(m, s, q, false);
+      Outcome o = run_best(m, s, q, false);
       check(o, "fig12 " + m.name);
       emit(f, "12", "\"gamma_x\":" + std::to_string(g) + ",\"block\":" + std::to_string(b) + ",", s, o, q);
       if (g == 16 && o.r.dma_trace_n > 0) {  // at most 400 points, each the maximum of its slice
@@ -256,7 +269,7 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
       ddt_spin_params q = base;
       q.hpus = P;
       for (int s : gen) {
-        Outcome o = run_one(m, s, q, false);
+        Outcome o = run_best(m, s, q, false);
         check(o, "fig13 " + m.name);
         emit(f, blk == 2048 ? "13a" : "13c", "\"block\":" + std::to_string(blk) + ",", s, o, q);
       }
@@ -274,13 +287,13 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
     const std::string x = "\"kernel\":\"" + m.kernel->name + "\",\"params\":\"" + m.kernel->params +
                           "\",\"size\":" + std::to_string(m.size) + ",";
     for (int s : {DDT_SPIN_HOST, DDT_SPIN_SPECIALIZED, DDT_SPIN_RW_CP, DDT_SPIN_SEEK, DDT_SPIN_IOVEC}) {
-      Outcome o = run_one(m, s, base, false);
+      Outcome o = run_best(m, s, base, false);
       check(o, "fig16 " + m.name);
       emit(f, "16", x, s, o, base);
     }
     ddt_spin_params q = base;
     q.reorder_seed = 16;
-    Outcome o = run_one(m, DDT_SPIN_SEEK, q, false);
+    Outcome o = run_best(m, DDT_SPIN_SEEK, q, false);
     check(o, "fig16 permuted " + m.name);
     emit(f, "16p", x, DDT_SPIN_SEEK, o, q);
   }
@@ -292,7 +305,7 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
     Message m;
     make_vector(m, b, 2 * b, 4 << 20);
     for (int s : {DDT_SPIN_SPECIALIZED, DDT_SPIN_RW_CP, DDT_SPIN_SEEK}) {
-      Outcome o = run_one(m, s, ps, false);
+      Outcome o = run_best(m, s, ps, false);
       check(o, "pspin " + m.name);
       emit(f, "pspin", "\"block\":" + std::to_string(b) + ",", s, o, ps);
     }
