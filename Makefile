@@ -108,6 +108,7 @@ bench: build $(VENV_BENCH)/.ok
 	  $(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n $$np build/bench/runtime_mpi_ompi --stencil-only --out bench/results $(ARGS) \
 	  || exit 1; \
 	done
+	build/tools/ddtkit spin --figures bench/results  # issue 14: the NIC offload model's figures
 	$(VENV_BENCH)/bin/python bench/report.py bench/results
 
 # The report's plotting environment (matplotlib from PyPI).
