@@ -42,10 +42,11 @@ enum { DDT_SPIN_HOST, DDT_SPIN_SPECIALIZED, DDT_SPIN_HPU_LOCAL, DDT_SPIN_RO_CP, 
 /* Number of strategies (they are numbered 0 .. DDT_SPIN_STRATEGIES - 1). */
 #define DDT_SPIN_STRATEGIES 7
 
-/* Scheduling policies (§3.2.1). AUTO: each strategy's own (blocked round-robin for HPU_LOCAL and
- * RW_CP as the paper defines them, DEFAULT for the others). DEFAULT: any idle HPU takes the next
- * packet. BLOCKED_RR: sequences of blocked_dp consecutive packets go to one virtual HPU, which
- * runs them one at a time on any idle HPU. */
+/* Scheduling policies (§3.2.1). AUTO: each strategy's own. DEFAULT: any idle HPU takes the next
+ * ready packet. BLOCKED_RR: sequences of blocked_dp consecutive packets go to one virtual HPU,
+ * which runs them one at a time on any idle HPU and yields it when none is ready. HPU_LOCAL
+ * (dp = 1, P vHPUs), RW_CP (dp = dr / k, one vHPU per checkpoint) and IOVEC (one engine, stream
+ * order) always use their own policy, as the paper defines them; the others follow this field. */
 enum { DDT_SPIN_SCHED_AUTO, DDT_SPIN_SCHED_DEFAULT, DDT_SPIN_SCHED_BLOCKED_RR };
 
 /* The NIC, the network and the host interface. ddt_spin_defaults fills every field with the
@@ -67,7 +68,11 @@ typedef struct {
   int     dma_queue_depth;     /* DMA write requests the queue holds before handlers wait, default 256 */
   double  epsilon;             /* RW_CP's scheduling overhead bound (§3.2.4), default 0.2 */
   int64_t checkpoint_bytes;    /* bytes of one checkpoint (the paper's MPITypes segment), default 612 */
-  int64_t checkpoint_interval; /* dr in bytes for RO_CP / RW_CP; 0: chosen by the paper's model */
+  int64_t checkpoint_interval; /* dr in bytes for RO_CP / RW_CP (RW_CP rounds it up to packets); 0: the
+                                * paper's model (§3.2.4): the largest dr whose scheduling overhead
+                                * stays within epsilon, within the packet buffer, and giving at least
+                                * one sequence per HPU. Checkpoints that do not fit NIC memory: the
+                                * host unpacks (fell_back). */
   int     scheduler;           /* DDT_SPIN_SCHED_*, default AUTO */
   int     blocked_dp;          /* packets per sequence for BLOCKED_RR when the strategy leaves it open, default 1 */
   int     iovec_entries;       /* v of the Portals 4 baseline, default 32 (ConnectX-3's scatter-gather limit) */
@@ -125,10 +130,12 @@ const char *ddt_spin_strategy_name(int strategy);
 /* Receive: the packed stream (packed, size) arrives as packets and is unpacked into (buf, count, type) by the strategy's handlers. */
 /* size must equal count x the type's size (DDT_ERR_TRUNCATE otherwise). DDT_ERR_ARG for a NULL
  * packed, params or report, an unknown strategy or invalid parameters; DDT_ERR_TYPE /
- * DDT_ERR_NOT_COMMITTED / DDT_ERR_COUNT as ddt_unpack. On error the buffer is untouched. A strategy
- * that does not apply, or whose state does not fit NIC memory, runs HOST and sets fell_back. A
- * handler that finds its state or descriptor corrupted returns DDT_ERR_CORRUPT. Overlapping
- * typemaps receive in packet order, which MPI leaves undefined. */
+ * DDT_ERR_NOT_COMMITTED / DDT_ERR_COUNT as ddt_unpack, DDT_ERR_OVERFLOW for a buffer span past
+ * 64 bits; on these errors nothing is written. A strategy that does not apply, or whose state does
+ * not fit NIC memory, runs HOST and sets fell_back. A handler that finds its state or descriptor
+ * corrupted stops with DDT_ERR_CORRUPT (the packets before it have been delivered; nothing is ever
+ * written outside the type's bytes of the buffer). Overlapping typemaps receive in the order the
+ * handlers ran, which MPI leaves undefined. */
 int ddt_spin_receive(const void *packed, int64_t size, void *buf, int64_t count, ddt_type type,
                      int strategy, const ddt_spin_params *p, ddt_spin_report *report);
 

@@ -330,18 +330,31 @@ int calibrate() {
     make_vector(m, b, 2 * b, 4 << 20);
     std::vector<char> packed(static_cast<size_t>(m.size), 1);
     for (int s : {DDT_SPIN_SPECIALIZED, DDT_SPIN_HPU_LOCAL, DDT_SPIN_RO_CP, DDT_SPIN_RW_CP, DDT_SPIN_SEEK, DDT_SPIN_IOVEC}) {
-      ddt::spin::Engine e;
-      if (e.setup(s, p, m.type, static_cast<char*>(m.buf), 1, false) != ddt::spin::Setup::Ok) continue;
+      // The fastest of five passes over the message (a fresh engine each: the state strategies
+      // start from their initial segments), so that page faults and other work on this shared
+      // CPU count as little as possible.
       ddt::spin::Counts c;
-      std::vector<int64_t> dma;
+      double ns = 1e300;
       const int64_t npkt = (m.size + p.packet_bytes - 1) / p.packet_bytes;
-      const double t0 = now();
-      for (int64_t i = 0; i < npkt; ++i) {
-        dma.clear();
-        const int64_t off = i * p.packet_bytes;
-        if (e.handle(off, std::min(p.packet_bytes, m.size - off), packed.data() + off, c, dma)) return 1;
+      bool ok = true;
+      for (int pass = 0; pass < 5 && ok; ++pass) {
+        ddt::spin::Engine e;
+        if (e.setup(s, p, m.type, static_cast<char*>(m.buf), 1, false) != ddt::spin::Setup::Ok) {
+          ok = false;
+          break;
+        }
+        c = ddt::spin::Counts{};
+        std::vector<int64_t> dma;
+        dma.reserve(static_cast<size_t>(p.packet_bytes));
+        const double t0 = now();
+        for (int64_t i = 0; i < npkt; ++i) {
+          dma.clear();
+          const int64_t off = i * p.packet_bytes;
+          if (e.handle(off, std::min(p.packet_bytes, m.size - off), packed.data() + off, c, dma)) return 1;
+        }
+        ns = std::min(ns, (now() - t0) * 1e9);
       }
-      const double ns = (now() - t0) * 1e9;
+      if (!ok) continue;
       std::printf("  block %5lld %-12s %8.1f ns/handler %6.2f ns/block  (%lld blocks, %lld catch-up, %lld seek steps)\n",
                   static_cast<long long>(b), ddt_spin_strategy_name(s), ns / static_cast<double>(npkt),
                   ns / static_cast<double>(std::max<int64_t>(1, c.blocks)), static_cast<long long>(c.blocks),
