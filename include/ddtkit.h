@@ -271,7 +271,8 @@ int ddt_type_describe(ddt_type type, char *buf, int64_t bufsize);
  * "character N (line L, column C): ..."; the code is DDT_ERR_ARG for text that is not the
  * notation (syntax, unknown names, lists of different lengths, integers beyond 64 bits, nesting
  * deeper than 300), or the constructor's own code for arguments it rejects (DDT_ERR_COUNT for a
- * negative count, ...). errbuf is not written on success. Safe on hostile text. */
+ * negative count, ...); DDT_ERR_NO_MEM (message "out of memory") when memory runs out. errbuf
+ * is not written on success. Safe on hostile text. */
 int ddt_type_parse(const char *text, ddt_type *newtype, char *errbuf, int64_t errsize);
 /* Writes type in the notation, from its constructor history (envelope and contents), recursively;
  * parsing the text gives a type with the same layout hash, size, lb and extent. Bounds set by

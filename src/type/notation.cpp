@@ -705,7 +705,7 @@ int ddt_type_parse(const char* text, ddt_type* newtype, char* errbuf, int64_t er
     }
     return f.code;
   };
-  return ddt::guarded([&] {
+  const int code = ddt::guarded([&] {
     Parser p(text, std::strlen(text));
     try {
       Owned t = p.whole();
@@ -721,6 +721,8 @@ int ddt_type_parse(const char* text, ddt_type* newtype, char* errbuf, int64_t er
       return report(f);
     }
   });
+  if (code == DDT_ERR_NO_MEM && errsize > 0) std::snprintf(errbuf, static_cast<size_t>(errsize), "out of memory");
+  return code;
 }
 
 int ddt_type_notation(ddt_type type, char* buf, int64_t bufsize, int64_t* needed) {

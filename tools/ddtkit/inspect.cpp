@@ -362,7 +362,7 @@ int parse_options(int argc, char** argv, Options& o) {
 }  // namespace
 
 const char* inspect_details() {
-  return "  TEXT           a type in the notation of docs/notation.md, e.g. 'vector(4, 1, 5, double)'\n"
+  return "  TYPE           a type in the notation of docs/notation.md, e.g. 'vector(4, 1, 5, double)'\n"
          "  -f FILE, -     the notation read from FILE, or from stdin\n"
          "  --kernel NAME  a DDTBench kernel (--kernel list names them), with --params P (default: its first set)\n"
          "  --layout FILE  a layout serialized by ddt_type_serialize\n"
@@ -371,7 +371,7 @@ const char* inspect_details() {
          "  --pieces N     how many pieces of the typemap to list (default 8)\n"
          "  --png FILE     draw the typemap: bytes in rows of cells, touched ones coloured by stream\n"
          "                 order (dark blue first, yellow last), untouched grey, element starts ticked\n"
-         "  --width B      bytes per row of the picture (default: 64 cells)\n"
+         "  --width B      bytes per row of the picture (default: 64 cells, 256 above 4096 cells)\n"
          "  --cell B       bytes per cell (default: 1, more when the span exceeds 65536 bytes)\n"
          "  --px N         pixels per cell side (default: about 1024 pixels across, at most 16 per cell)\n"
          "  exit status 2 for invalid input (the message says where), 1 when a file cannot be written\n";
