@@ -198,7 +198,7 @@ int draw(ddt_type t, int64_t count, const Options& o) {
   // separates cells when they are large enough to show it, and a tick row above each row of
   // cells marks element starts.
   int64_t px = o.px > 0 ? o.px : 1024 / cols;
-  px = px < 1 ? 1 : px > 64 ? 64 : px;
+  if (o.px == 0) px = px < 1 ? 1 : px > 16 ? 16 : px;  // o.px is checked to be 1 to 64
   const bool lines = px >= 6;
   const int64_t tick = px >= 6 ? 2 : 0;
   const int64_t rowh = px + tick;
