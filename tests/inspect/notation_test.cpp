@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ddtbench.hpp"
 #include "ddtkit.h"
 #include "gen.hpp"
 
@@ -418,6 +419,21 @@ TEST(Notation, RoundTripRandomTypes) {
     drop(t);
   }
   EXPECT_EQ(written_layouts, 3000);
+}
+
+// The DDTBench kernels' types (kernels/ddtbench.hpp), as applications build them: written and
+// parsed back, each has its hash, size and bounds (absolute displacements included).
+TEST(Notation, RoundTripDDTBenchKernels) {
+  const auto kernels = ddtbench_kernels(false);
+  ASSERT_FALSE(kernels.empty());
+  for (const auto& k : kernels) {
+    const std::string w = notation(k->type);
+    ddt_type p = parse(w);
+    ASSERT_NE(p, DDT_TYPE_NULL) << k->name << " " << k->params;
+    EXPECT_EQ(shape(p), shape(k->type)) << k->name << " " << k->params << ": " << w.substr(0, 200);
+    EXPECT_EQ(notation(p), w) << k->name << " " << k->params;
+    drop(p);
+  }
 }
 
 }  // namespace
