@@ -160,7 +160,10 @@ void bind_type(nb::module_& m) {
       }, nb::arg("lb"), nb::arg("extent"), nb::rv_policy::reference,
            "before commit: report these bounds (an MPI's, where they differ from the standard's) "
            "without changing the typemap; returns the type")
-      .def("free", &Type::free,
+      .def("free", [](Type& t) {
+        if (t.predefined) raise_error(DDT_ERR_PREDEFINED);  // as ddt_type_free answers
+        t.free();
+      },
            "release the handle now (derived types using it stay valid); later use raises ddtkit.Error")
       .def_prop_ro("freed", [](const Type& t) { return t.h == DDT_TYPE_NULL; })
       .def_prop_ro("predefined", [](const Type& t) { return t.predefined; })
