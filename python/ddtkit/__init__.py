@@ -28,8 +28,7 @@ from .transfer import pack, unpack
 
 __version__ = "0.1.0"
 
-#: every predefined type by its C name without the ``DDT_`` prefix ("DOUBLE", "2INT", ...)
-predefined = _core.predefined()
+from ._predefined import PREDEFINED as predefined  # noqa: E402
 globals().update({name: t for name, t in predefined.items() if name.isidentifier()})
 TWOINT = predefined["2INT"]  # DDT_2INT: "2INT" is not a Python name (mpi4py says TWOINT too)
 

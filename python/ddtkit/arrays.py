@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core
 
-_PREDEFINED = _core.predefined()
+from ._predefined import PREDEFINED as _PREDEFINED
 
 # numpy (kind, itemsize) -> ddtkit's predefined type of the same representation (native byte
 # order; the sizes of long double types are checked against the C library's below).

@@ -10,7 +10,7 @@ constructors whenever the MPI has them). mpi4py is imported only when ``from_mpi
 
 from . import _core
 
-_PREDEFINED = _core.predefined()
+from ._predefined import PREDEFINED as _PREDEFINED
 
 # mpi4py's names of the named types whose representation ddtkit has, by ddtkit's name. C++
 # types share the representation of the C types of the same meaning.
