@@ -61,7 +61,7 @@ build-asan: deps
 build-fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	  -DCMAKE_CXX_COMPILER=clang++ -DDDT_FUZZ=ON -DDDT_SANITIZE=ON >/dev/null
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_deserialize fuzz_constructors random_campaign
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_deserialize fuzz_constructors fuzz_notation random_campaign
 
 test-release: build
 	cd build && ctest --output-on-failure
@@ -83,6 +83,13 @@ fuzz: build-fuzz
 	    fuzz-corpus/$$f tests/fuzz/regressions > build-fuzz/fuzz_$$f.log 2>&1 || { tail -40 build-fuzz/fuzz_$$f.log; exit 1; }; \
 	  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz_$$f.log; \
 	done
+	@# The type notation's parser (ddt_type_parse), seeded with a type file and its dictionary.
+	@mkdir -p fuzz-corpus/notation && cp tests/inspect/face.ddt fuzz-corpus/notation/
+	@echo "fuzz_notation: $(FUZZ_SECONDS) s"
+	@build-fuzz/tests/inspect/fuzz_notation -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -artifact_prefix=build-fuzz/ -dict=tests/inspect/notation.dict fuzz-corpus/notation \
+	  > build-fuzz/fuzz_notation.log 2>&1 || { tail -40 build-fuzz/fuzz_notation.log; exit 1; }
+	@grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/fuzz_notation.log
 
 OMPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
             PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe

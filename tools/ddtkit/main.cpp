@@ -55,7 +55,7 @@ void print_usage(const char* name_or_null, bool to_stderr) {
     return;
   }
   std::fprintf(out, "usage: ddtkit <command> [args]\n\ncommands:\n");
-  for (const Command& c : commands) std::fprintf(out, "  %-6s %s\n         %s\n", c.name, c.args, c.summary);
+  for (const Command& c : commands) std::fprintf(out, "  %-7s %s\n          %s\n", c.name, c.args, c.summary);
 }
 
 int main(int argc, char** argv) {
