@@ -46,16 +46,6 @@ struct Buf {
 
 bool eq(const char* a, const char* b, int64_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
 
-bool overlaps(const RefType& r, int64_t count) {
-  std::vector<std::pair<int64_t, int64_t>> v;
-  for (int64_t k = 0; k < count; ++k)
-    for (auto& e : r.map) v.push_back({k * r.extent() + e.first, e.second});
-  std::sort(v.begin(), v.end());
-  for (size_t i = 1; i < v.size(); ++i)
-    if (v[i - 1].first + v[i - 1].second > v[i].first) return true;
-  return false;
-}
-
 // A cursor operation that gathers every byte it is given, in order.
 struct Gather {
   std::vector<char> bytes;
@@ -146,7 +136,7 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
   check(e == DDT_SUCCESS && n == total && dst.mem == ref_dst.mem, "unpack", *t, seed);
   Buf dst2(ref, count, nullptr, 0x5a);
   ps = pieces(rng, total);
-  if (!overlaps(ref, count)) std::shuffle(ps.begin(), ps.end(), rng);
+  if (!ref_overlaps(ref, count)) std::shuffle(ps.begin(), ps.end(), rng);
   ok = true;
   for (auto& p : ps) {
     e = ddt_unpack(want.data() + p.first, p.second, dst2.at(), count, ty, p.first, &n);

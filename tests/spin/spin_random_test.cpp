@@ -36,18 +36,6 @@ struct Region {  // a buffer covering count elements' true range, with guards
   char* at() { return mem.data() + origin; }
 };
 
-// Whether two typemap entries of count elements overlap: the generator may still make such
-// types, whose receive depends on the order the handlers ran (MPI: undefined).
-bool overlaps(const RefType& r, int64_t count) {
-  std::vector<std::pair<int64_t, int64_t>> v;
-  for (int64_t k = 0; k < count; ++k)
-    for (auto& e : r.map) v.push_back({k * r.extent() + e.first, e.second});
-  std::sort(v.begin(), v.end());
-  for (size_t i = 1; i < v.size(); ++i)
-    if (v[i - 1].first + v[i - 1].second > v[i].first) return true;
-  return false;
-}
-
 const int64_t kPackets[] = {1, 3, 7, 16, 61, 128, 1000, 2048};
 
 TEST(SpinRandom, EveryStrategyEveryByte) {
@@ -65,7 +53,7 @@ TEST(SpinRandom, EveryStrategyEveryByte) {
     ASSERT_EQ(ddt_type_commit(ty), DDT_SUCCESS);
     const int64_t count = 1 + static_cast<int64_t>(rng() % 3);
     const int64_t size = ref.size * count;
-    const bool overlap = overlaps(ref, count);
+    const bool overlap = ref_overlaps(ref, count);
     std::vector<char> packed(static_cast<size_t>(size));
     for (auto& c : packed) c = static_cast<char>(rng());
     Region init(ref, count, rng);

@@ -260,3 +260,13 @@ void ref_span(const RefType& r, int64_t count, int64_t& lo, int64_t& hi) {
     first = false;
   }
 }
+
+bool ref_overlaps(const RefType& r, int64_t count) {
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (int64_t k = 0; k < count; ++k)
+    for (auto& e : r.map) v.push_back({k * r.extent() + e.first, e.second});
+  std::sort(v.begin(), v.end());
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i - 1].first + v[i - 1].second > v[i].first) return true;
+  return false;
+}

@@ -24,6 +24,9 @@ bool ref_eval(const TNode& t, RefType& out, int64_t max_entries = 200000);
 // The packed stream of count elements at buf (buf + k*extent + disp for each entry).
 void ref_pack(const RefType& r, const char* buf, int64_t count, char* out);
 void ref_unpack(const RefType& r, const char* in, int64_t count, char* buf);
+// Whether two typemap entries of count elements share a byte: a receive into such a type depends
+// on the order its bytes are written in (MPI: undefined), so no executor can be checked on it.
+bool ref_overlaps(const RefType& r, int64_t count);
 // Lowest and highest+1 byte address offsets touched by count elements, relative to buf.
 void ref_span(const RefType& r, int64_t count, int64_t& lo, int64_t& hi);
 // Basic type facts used by the reference: size and alignment of predefined index i.
