@@ -17,7 +17,21 @@ $(VENV_PY)/.ok:
 	$(PIP_PY) numpy pytest mpich==$(MPICH_VERSION) mpi4py==$(MPI4PY_VERSION) $(PY_BUILD_REQS)
 	touch $@
 
-# The package is reinstalled on every run: its sources may have changed since the last.
+# The package is reinstalled on every run: its sources may have changed since the last. Then the
+# same tests again with the extension and library built with ASan and UBSan (build-py-asan/, as
+# make test-asan does for the C tests), the package run from there with the sanitizer runtimes
+# preloaded into the uninstrumented interpreter; leak detection is off, as CPython keeps memory
+# until exit by design.
 test-python: .stamp-deps $(VENV_PY)/.ok
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PIP_PY) --no-build-isolation $(ROOT)
 	cd $(ROOT) && $(VENV_PY)/bin/python -m pytest -q -p no:cacheprovider tests/python
+	cmake -S $(ROOT) -B $(ROOT)/build-py-asan -G Ninja -DCMAKE_MAKE_PROGRAM=$(VENV_PY)/bin/ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDT_LIBRARY_ONLY=ON -DDDT_PYTHON=ON -DDDT_SANITIZE=ON \
+	  -DPython_EXECUTABLE=$(VENV_PY)/bin/python >/dev/null
+	cmake --build $(ROOT)/build-py-asan -j $(JOBS) --target _core
+	rm -rf $(ROOT)/build-py-asan/pkg && mkdir -p $(ROOT)/build-py-asan/pkg
+	cp -r $(ROOT)/python/ddtkit $(ROOT)/build-py-asan/python/_core.*.so $(ROOT)/build-py-asan/pkg/
+	mv $(ROOT)/build-py-asan/pkg/_core.*.so $(ROOT)/build-py-asan/pkg/ddtkit/
+	cd $(ROOT) && PYTHONPATH=$(ROOT)/build-py-asan/pkg ASAN_OPTIONS=detect_leaks=0 \
+	  LD_PRELOAD="$$(g++ -print-file-name=libasan.so) $$(g++ -print-file-name=libubsan.so)" \
+	  $(VENV_PY)/bin/python -m pytest -q -p no:cacheprovider tests/python
