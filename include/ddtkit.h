@@ -353,6 +353,21 @@ enum { DDT_MECH_AUTO = 0, DDT_MECH_PIPE = 1, DDT_MECH_CMA = 2, DDT_MECH_HEAP = 3
 enum { DDT_EXCHANGE_MEMOIZED = 0, DDT_EXCHANGE_DESCRIPTOR = 1, DDT_EXCHANGE_NAIVE = 2, DDT_EXCHANGE_PIPELINED = 3 };
 int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* cache_entries <= 0: keep */
 
+/* Rendezvous protocol (seed 002): who copies a large message, decided by the receiver's setting
+ * from now on (the sender follows what the receiver's CTS says, so the processes need not agree).
+ * RGET (default): the receiver copies from the sender's layout into its own (heap, CMA or cells as
+ * the mechanism says) while the sender waits. RPUT: the receiver answers with its own layout,
+ * address and count (memoized by content hash as the sender's layout is), and the sender writes
+ * into it with process_vm_writev. COOP (COOP-p2p): both copy at once, split by packed-stream
+ * offset: the receiver the first half (from the heap mapping or by CMA), the sender the rest by
+ * CMA write; each completes once its own share is done and the other's FIN has arrived. RPUT and
+ * COOP need CMA (the heap is mapped read-only by peers) and the layout exchanges (memoized,
+ * descriptor); where CMA is refused, with DDT_MECH_PIPE, or with the naive and pipelined
+ * exchanges, the transfer runs as RGET. DDTKIT_PROTOCOL=rget|rput|coop sets it at init.
+ * DDT_ERR_ARG for another value, DDT_ERR_COMM before ddt_comm_init. */
+enum { DDT_PROTO_RGET = 0, DDT_PROTO_RPUT = 1, DDT_PROTO_COOP = 2 };
+int ddt_comm_set_protocol(int protocol);
+
 /* Nanoseconds this process spent in each phase of the rendezvous transfers it took part in
  * (FALCON-X's cost split): exchange (sender: serializing, hashing or listing its layout),
  * translate (receiver: deserializing or finding the sender's layout), attach (receiver: mapping
@@ -363,6 +378,11 @@ typedef struct {
   int64_t sends, receives, cache_hits, layout_requests; /* requests: evicted layouts asked for again */
   int64_t exchange_ns, translate_ns, attach_ns, copy_ns;
   int64_t by_heap, by_cma, by_cells;  /* receives moved by each mechanism */
+  /* receives by each rendezvous protocol (ddt_comm_set_protocol): RGET counts the receiver's
+   * single copies (heap or CMA; cells count in none), RPUT and COOP the transfers the sender
+   * copied in, wholly or in part (their mechanism is counted above as well). Appended fields:
+   * the struct grows only at its end. */
+  int64_t by_rget, by_rput, by_coop;
 } ddt_comm_times;
 int ddt_comm_get_times(ddt_comm_times *t);
 

@@ -6,7 +6,8 @@
 //     unpacks straight from it when a receive is posted, or keeps a copy as unexpected.
 //   rendezvous: an RTS that describes the send (rendezvous.cpp), answered by FIN once the
 //     receiver has copied the bytes, or by CTS when it needs more: data cells, piece lists, or
-//     the layout again.
+//     the layout again; with the RPUT and COOP protocols by a CTS that carries the receive's
+//     layout, after which the sender copies (all of it, or its share) and sends its own FIN.
 // Matching follows MPI: an arriving message (eager or RTS) takes the earliest posted receive that
 // matches it, a posted receive the earliest arrived message that matches it; the ring of one pair
 // is FIFO and every cell is read in order, so messages of one pair never overtake each other.
@@ -169,11 +170,19 @@ Emit emit(int dest, Outgoing& o) {
       }
       if (!emit_body(h, cell->data, o)) result = kUnfinished;
       break;
-    case kCts:
-      h.id = o.id, h.id2 = r->id, h.flags = o.flags;
+    case kCts:  // with kPut or kCoop, the receive's layout follows as a body
+      if (o.body_sent < 0) {
+        h.id = o.id, h.id2 = r->id, h.flags = o.flags;
+        if (o.flags & (kPut | kCoop)) h.addr = reinterpret_cast<uintptr_t>(r->rbuf), h.count = r->count, h.offset = r->split;
+        put_key(h, o.hash);
+      }
+      if (!emit_body(h, cell->data, o)) result = kUnfinished;
       break;
     case kFin:
-      h.id = o.id, h.bytes = o.bytes;
+      h.id = o.id, h.bytes = o.bytes, h.flags = o.flags;
+      break;
+    case kAgain:
+      h.id = o.id;
       break;
     case kForget:
       put_key(h, o.hash);
@@ -261,6 +270,10 @@ ddt_request named(uint64_t id, int source, bool send) {
 // A whole eager message, rts or layout (its body gathered), from source.
 void dispatch(int source, const CellHeader& h, const char* body, int64_t nbody) {
   if (h.kind == kLayout) return on_layout(source, h, body, nbody);
+  if (h.kind == kCts) {  // RPUT or COOP: the receiver's layout has arrived whole
+    if (ddt_request s = named(h.id, source, true)) on_put_cts(s, source, h, body, nbody);
+    return;
+  }
   if (h.kind == kRts && (h.flags & kResent)) {  // the layout a matched receive asked for
     if (ddt_request r = named(h.id2, source, false)) deliver_rts(r, source, h, body, nbody);
     return;
@@ -283,6 +296,25 @@ void dispatch(int source, const CellHeader& h, const char* body, int64_t nbody) 
   }
 }
 
+// A CTS without a body (RGET's answers): the layout again, the piece lists or the data cells.
+void plain_cts(int source, const CellHeader& h) {
+  ddt_request s = named(h.id, source, true);
+  if (!s) return;
+  s->rid = h.id2;
+  if (h.flags & kNeedLayout) {  // the receiver evicted the layout: the rts again, with it
+    Outgoing o{kRts, s, h.id2};
+    o.flags = kHasHash | kResent;
+    o.hash = key_of(s->type);
+    rt.sent.erase(source, o.hash);
+    o.body = serialized(s->type);
+    rt.sent.add(source, o.hash);
+    rt.out[source].push_back(std::move(o));
+  } else {
+    s->sent = 0;
+    rt.out[source].push_back(Outgoing{(h.flags & kSendIov) ? kIov : kData, s});
+  }
+}
+
 // Reads every cell that has arrived from source, in order.
 void drain(int source) {
   Channel* c = channel(rt.job, source, rt.rank);
@@ -296,6 +328,12 @@ void drain(int source) {
       case kEager:
         if (h.bytes >= 0 && h.bytes <= kCellPayload) dispatch(source, h, cell.data, h.bytes);
         break;
+      case kCts:
+        if (!(h.flags & (kPut | kCoop))) {
+          plain_cts(source, h);
+          break;
+        }
+        [[fallthrough]];  // a body, as an rts's
       case kRts:
       case kLayout:
         if (h.bytes < 0 || h.desc < 0 || h.desc > kMaxBody) break;  // broken: dropped
@@ -317,24 +355,6 @@ void drain(int source) {
         if (h.bytes == left) {
           part.active = false;
           dispatch(source, part.h, part.data.data(), part.h.desc);
-        }
-        break;
-      }
-      case kCts: {
-        ddt_request s = named(h.id, source, true);
-        if (!s) break;
-        s->rid = h.id2;
-        if (h.flags & kNeedLayout) {  // the receiver evicted the layout: the rts again, with it
-          Outgoing o{kRts, s, h.id2};
-          o.flags = kHasHash | kResent;
-          o.hash = key_of(s->type);
-          rt.sent.erase(source, o.hash);
-          o.body = serialized(s->type);
-          rt.sent.add(source, o.hash);
-          rt.out[source].push_back(std::move(o));
-        } else {
-          s->sent = 0;
-          rt.out[source].push_back(Outgoing{(h.flags & kSendIov) ? kIov : kData, s});
         }
         break;
       }
@@ -364,10 +384,23 @@ void drain(int source) {
         if (ddt_request r = named(h.id, source, false)) on_iov(r, source, h, cell.data);
         break;
       case kFin:
-        if (ddt_request s = named(h.id, source, true)) {
-          unqueue(s);  // piece lists the receiver no longer needs
-          complete(s, DDT_SUCCESS);
+        if (h.flags & kFinRecv) {  // the sender's share of an RPUT or COOP receive
+          if (ddt_request r = named(h.id, source, false)) on_put_fin(r, source, h);
+        } else if (ddt_request s = named(h.id, source, true)) {
+          if (s->proto == DDT_PROTO_COOP) {
+            // The receiver has read its share: done once this side's share is too. A sender
+            // whose write was refused sends the message in data cells first (await_cells).
+            if (s->await_cells) break;
+            s->peer_fin = true;
+            if (s->share_done) complete(s, s->share_error);
+          } else if (s->proto == DDT_PROTO_RGET) {
+            unqueue(s);  // piece lists the receiver no longer needs
+            complete(s, DDT_SUCCESS);
+          }  // RPUT's receiver sends no FIN: one naming it is ignored
         }
+        break;
+      case kAgain:
+        if (ddt_request r = named(h.id, source, false)) on_again(r, source);
         break;
       case kForget:
         rt.layouts.unpin(source, key_of(h));
@@ -468,14 +501,16 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     if (int e = all_of(job->attached)) return e;
     if (rank == 0) unlink(path.c_str());
     rt.layouts.clear();
+    rt.put_layouts.clear();
     rt.attacher.close();
     rt.out.assign(size, {});
     rt.posted.clear(), rt.unexpected.clear(), rt.waiting.clear(), rt.deferred.clear();
     rt.partial.assign(size, Partial{});
     rt.sent = SentSet{};
+    rt.put_sent = SentSet{};
     rt.times = ddt_comm_times{};
     rt.job = job, rt.rank = rank, rt.size = size, rt.cma = true;
-    rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED;
+    rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED, rt.protocol = DDT_PROTO_RGET;
     if (const char* m = std::getenv("DDTKIT_MECH")) {
       for (auto [name, v] : {std::pair{"auto", DDT_MECH_AUTO}, {"pipe", DDT_MECH_PIPE}, {"cma", DDT_MECH_CMA}, {"heap", DDT_MECH_HEAP}})
         if (!std::strcmp(m, name)) rt.mech = v;
@@ -485,9 +520,16 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
                              {"naive", DDT_EXCHANGE_NAIVE}, {"pipelined", DDT_EXCHANGE_PIPELINED}})
         if (!std::strcmp(x, name)) rt.exchange = v;
     }
+    if (const char* p = std::getenv("DDTKIT_PROTOCOL")) {
+      for (auto [name, v] : {std::pair{"rget", DDT_PROTO_RGET}, {"rput", DDT_PROTO_RPUT}, {"coop", DDT_PROTO_COOP}})
+        if (!std::strcmp(p, name)) rt.protocol = v;
+    }
     if (const char* c = std::getenv("DDTKIT_CACHE_ENTRIES")) {
       const int64_t n = std::atoll(c);
-      if (n > 0) rt.layouts.set_capacity(n), rt.sent.set_capacity(n);
+      if (n > 0) {
+        rt.layouts.set_capacity(n), rt.sent.set_capacity(n);
+        rt.put_layouts.set_capacity(n), rt.put_sent.set_capacity(n);
+      }
     }
     // The heap's segment socket, named by the job's segment (unique per job and user); without
     // it sends from the heap go by CMA or cells.
@@ -527,6 +569,7 @@ int ddt_comm_finalize(void) {
   }, [] { return any_peer_dead(); });
   if (!e) e = ddt_comm_barrier();
   rt.layouts.clear();
+  rt.put_layouts.clear();
   rt.attacher.close();
   detach_job(rt.job);
   rt.job = nullptr;
@@ -684,7 +727,16 @@ int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries) {
   if (cache_entries > 0) {
     rt.layouts.set_capacity(cache_entries);
     rt.sent.set_capacity(cache_entries);
+    rt.put_layouts.set_capacity(cache_entries);
+    rt.put_sent.set_capacity(cache_entries);
   }
+  return DDT_SUCCESS;
+}
+
+int ddt_comm_set_protocol(int protocol) {
+  if (!ready()) return DDT_ERR_COMM;
+  if (protocol < DDT_PROTO_RGET || protocol > DDT_PROTO_COOP) return DDT_ERR_ARG;
+  rt.protocol = protocol;
   return DDT_SUCCESS;
 }
 

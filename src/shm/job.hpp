@@ -33,20 +33,28 @@ constexpr int64_t kCellBytes = 16384;    // a cell with its header
 //           (kHasHash: hash names the layout; kIovExchange*: the layout comes as piece lists;
 //           kResent: the layout again, for the receive id2 that asked), desc = bytes of the
 //           serialized layout that follow in data and in kMore cells
-//   cts     id (the send), id2 (the receive), flags (kNeedLayout, kSendIov, or neither: data)
+//   cts     id (the send), id2 (the receive), flags (kNeedLayout, kSendIov, or neither: data);
+//           with kPut or kCoop (rendezvous.cpp's RPUT and COOP) also addr and count of the
+//           receive, offset = the receiver's share [0, offset) (coop), kHasHash and hash naming
+//           the receive's layout, desc = bytes of its serialized layout that follow (as rts)
 //   data    id, offset, bytes: stream bytes [offset, offset + bytes) in data
 //   iov     id, offset, bytes, count: `count` iovecs in data, the sender's pieces of stream
 //           bytes [offset, offset + bytes)
-//   fin     id, bytes delivered
+//   fin     id, bytes delivered; flags kFinRecv: id names a receive (the sender's FIN of RPUT or
+//           COOP), kRefused: the sender's CMA was refused (the receiver asks for data cells),
+//           kFailed: the sender's share failed
+//   again   id (the receive): the sender has no layout for the key its kPut/kCoop CTS named
 //   more    the next part of the previous rts or layout of this channel
 //   layout  hash, desc (as rts), flags kPin: ddt_type_commit_comm; forget: hash, unpin it
 //   unmap   seg: the sender has freed that heap segment
 enum CellKind : uint32_t {
-  kEager = 1, kRts = 2, kCts = 3, kData = 4, kFin = 5, kIov = 6, kMore = 7, kLayout = 8, kForget = 9, kUnmap = 10
+  kEager = 1, kRts = 2, kCts = 3, kData = 4, kFin = 5, kIov = 6, kMore = 7, kLayout = 8, kForget = 9, kUnmap = 10,
+  kAgain = 11
 };
 enum CellFlags : uint32_t {
-  kHasHash = 1, kIovNaive = 2, kIovPipelined = 4, kResent = 8,  // rts
-  kNeedLayout = 16, kSendIov = 32,                               // cts
+  kHasHash = 1, kIovNaive = 2, kIovPipelined = 4, kResent = 8,  // rts (kHasHash: cts too)
+  kNeedLayout = 16, kSendIov = 32, kPut = 64, kCoop = 128,       // cts
+  kFinRecv = 256, kRefused = 512, kFailed = 1024,                // fin
 };
 struct CellHeader {
   uint32_t kind;

@@ -109,17 +109,27 @@ void trim(struct iovec* iov, int64_t* n, int64_t over) {
   }
 }
 
-// Copies the sender's pieces remote[0, nr), which are stream bytes [off, off + their total) with
-// the total at most the receive's remaining bytes, into the receive with process_vm_readv. False
-// when the kernel refuses (*refused: not permitted here) or a read comes up short.
-bool cma_pull(ddt_request r, pid_t pid, const struct iovec* remote, int64_t nr, int64_t off, bool* refused) {
+// One side of a CMA transfer in this process: count elements of type at buf.
+struct Side {
+  const void* buf;
+  int64_t count;
+  ddt_type type;
+};
+
+// Moves stream bytes [off, off + the pieces' total) between this process's side `local` and the
+// peer's pieces remote[0, nr), which hold those bytes in the peer (the total at most what local
+// holds from off): process_vm_readv into local (RGET, COOP's receiver) or process_vm_writev out
+// of it (RPUT, COOP's sender). Both sides' piece lists are zipped a slice at a time, at most
+// kMaxIov pieces each per call. False when the kernel refuses (*refused: not permitted here) or a
+// call comes up short.
+bool cma_zip(pid_t pid, bool write, const Side& local, const struct iovec* remote, int64_t nr, int64_t off, bool* refused) {
   struct iovec liov[kMaxIov], rslice[kMaxIov];
   int64_t end = off;
   for (int64_t i = 0; i < nr; ++i) end += static_cast<int64_t>(remote[i].iov_len);
   int64_t ri = 0, rused = 0;
   for (int64_t lo = off; lo < end;) {
     int64_t nl = 0, lb = 0;
-    if (ddt_iov(r->rbuf, r->count, r->type, lo, liov, kMaxIov, &nl, &lb) != DDT_SUCCESS || lb <= 0) return false;
+    if (ddt_iov(local.buf, local.count, local.type, lo, liov, kMaxIov, &nl, &lb) != DDT_SUCCESS || lb <= 0) return false;
     if (lo + lb > end) {
       trim(liov, &nl, lo + lb - end);
       lb = end - lo;
@@ -137,7 +147,7 @@ bool cma_pull(ddt_request r, pid_t pid, const struct iovec* remote, int64_t nr, 
       trim(liov, &nl, want);
       lb -= want;
     }
-    const ssize_t got = process_vm_readv(pid, liov, nl, rslice, ns, 0);
+    const ssize_t got = write ? process_vm_writev(pid, liov, nl, rslice, ns, 0) : process_vm_readv(pid, liov, nl, rslice, ns, 0);
     if (got < 0 && (errno == EPERM || errno == ENOSYS)) {
       *refused = true;
       return false;
@@ -148,23 +158,35 @@ bool cma_pull(ddt_request r, pid_t pid, const struct iovec* remote, int64_t nr, 
   return true;
 }
 
-// Stream bytes [0, n) of count elements of the sender's layout remote at its address addr.
-bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t count, int64_t n, bool* refused) {
+// Copies the sender's pieces remote[0, nr) (stream bytes from off) into the receive r.
+bool cma_pull(ddt_request r, pid_t pid, const struct iovec* remote, int64_t nr, int64_t off, bool* refused) {
+  return cma_zip(pid, false, Side{r->rbuf, r->count, r->type}, remote, nr, off, refused);
+}
+
+// Stream bytes [from, to) between local and count elements of the peer's layout remote at its
+// address addr (the engine seeks both layouts to from): read into local, or written from it.
+bool cma_move(int peer, bool write, const Side& local, ddt_type remote, uint64_t addr, int64_t count, int64_t from,
+              int64_t to, bool* refused) {
   struct iovec riov[kMaxIov];
-  const pid_t pid = static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire));
+  const pid_t pid = static_cast<pid_t>(rt.job->pid[peer].load(std::memory_order_acquire));
   *refused = false;
-  for (int64_t off = 0; off < n;) {
+  for (int64_t off = from; off < to;) {
     int64_t nr = 0, rb = 0;
     if (ddt_iov(reinterpret_cast<const void*>(addr), count, remote, off, riov, kMaxIov, &nr, &rb) != DDT_SUCCESS || rb <= 0)
       return false;
-    if (off + rb > n) {
-      trim(riov, &nr, off + rb - n);
-      rb = n - off;
+    if (off + rb > to) {
+      trim(riov, &nr, off + rb - to);
+      rb = to - off;
     }
-    if (!cma_pull(r, pid, riov, nr, off, refused)) return false;
+    if (!cma_zip(pid, write, local, riov, nr, off, refused)) return false;
     off += rb;
   }
   return true;
+}
+
+// Stream bytes [0, n) of count elements of the sender's layout remote at its address addr.
+bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t count, int64_t n, bool* refused) {
+  return cma_move(source, false, Side{r->rbuf, r->count, r->type}, remote, addr, count, 0, n, refused);
 }
 
 // ---- the mapped heap ---------------------------------------------------------------------------
@@ -246,6 +268,206 @@ void ask(ddt_request r, int source, uint32_t flags) {
   enqueue(source, o);
 }
 
+// The local address of the sender's buffer in the segment mapping, when its data lie inside it
+// (memoized under a keyed layout: checked once per (count, address, segment)); 0 otherwise.
+uintptr_t heap_src(ddt_request r, int source, const Attachment& seg, ddt_type remote, const Hash& key, bool keyed) {
+  const int64_t t0 = now_ns();
+  uintptr_t src = 0;
+  if (keyed)
+    if (const char* t = rt.layouts.translation(source, key, r->rcount, r->raddr, r->rseg)) src = reinterpret_cast<uintptr_t>(t);
+  if (!src) {
+    src = heap_source(seg, remote, r->raddr, r->rcount);
+    if (src && keyed) rt.layouts.remember(source, key, r->rcount, r->raddr, r->rseg, reinterpret_cast<const char*>(src));
+  }
+  rt.times.attach_ns += now_ns() - t0;
+  return src;
+}
+
+// ---- the protocols (ddt_comm_set_protocol; seed 002, section II-A) -----------------------------
+// The receiver chooses, from its own setting, once it has matched the RTS and holds the sender's
+// layout, and says so in its CTS; the sender follows whatever the CTS says. So the choice is the
+// receiver's alone and needs no agreement (COOP-coll will make it from the receiver's call).
+//   RPUT  CTS(kPut: the receive's layout, address, count); the sender writes every byte with
+//         process_vm_writev, sends FIN(kFinRecv) and is done; the receiver completes on it.
+//   COOP  CTS(kCoop, the same and the split); the receiver at once copies stream bytes [0, split)
+//         (heap mapping or CMA read, as RGET does) and sends FIN; the sender, on the CTS, writes
+//         [split, n) and sends FIN(kFinRecv). Each completes when its share is done and the
+//         other's FIN has arrived: the sender's buffer must stay until the receiver has read its
+//         share, and the receive is not whole until the sender has written its share.
+// The receive's layout travels memoized, as the sender's does (rt.put_sent, rt.put_layouts); a
+// sender that has evicted it asks again (kAgain). A CMA refused on either side (the FIN says so,
+// or the receiver finds it on its share) turns the transfer into data cells from byte 0: the
+// bytes already written are written again, the same.
+
+// The protocol of a receive whose RTS carried the sender's layout: RPUT and COOP need CMA (peers
+// map the heap read-only, so a sender cannot write a receive through it).
+int protocol_for() {
+  if (rt.protocol == DDT_PROTO_RGET || rt.mech == DDT_MECH_PIPE || !rt.cma) return DDT_PROTO_RGET;
+  return rt.protocol;
+}
+
+// COOP's split of n stream bytes: the receiver copies [0, split), the sender the rest. Half each:
+// the two copies move disjoint bytes on two cores at one core's copy rate each (a single core's
+// copy, about 12.5 GB/s here, is what bounds RGET and RPUT), so equal shares end together. The
+// receiver starts one CTS earlier than the sender, which matters only for small messages, where
+// the hybrid protocol of issue 15 will choose another split or none. Rounded down to a cache
+// line, so that in a contiguous receive the two cores never write the same line.
+int64_t coop_split(int64_t n) { return (n / 2) & ~int64_t{63}; }
+
+// Receiver: the CTS of an RPUT or COOP receive, its layout named by key and sent when this peer
+// may not have it (with_layout: the sender asked again).
+Outgoing put_cts(ddt_request r, int source, bool with_layout) {
+  const int64_t t0 = now_ns();
+  Outgoing o{kCts, r, r->sid};
+  o.flags = r->proto == DDT_PROTO_COOP ? kCoop : kPut;
+  if (rt.exchange == DDT_EXCHANGE_DESCRIPTOR) {
+    o.body = serialized(r->type);
+  } else {
+    o.hash = key_of(r->type);
+    o.flags |= kHasHash;
+    if (with_layout) rt.put_sent.erase(source, o.hash);
+    if (!rt.put_sent.has(source, o.hash)) {
+      o.body = serialized(r->type);
+      rt.put_sent.add(source, o.hash);
+    }
+  }
+  rt.times.exchange_ns += now_ns() - t0;
+  return o;
+}
+
+// Receiver: completes r once its share is done and the sender's FIN has arrived.
+void settle(ddt_request r) {
+  if (!r->share_done || !r->peer_fin) return;
+  r->status.bytes = r->share_error ? 0 : std::min(r->msg, r->bytes);
+  complete(r, r->share_error ? r->share_error : static_cast<int>(r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS));
+}
+
+// Receiver: a matched RTS with the sender's layout remote, n stream bytes to deliver.
+void start_protocol(ddt_request r, int source, const Attachment* seg, ddt_type remote, const Hash& key, bool keyed,
+                    int64_t n) {
+  r->proto = protocol_for();
+  r->split = r->proto == DDT_PROTO_COOP ? coop_split(n) : 0;
+  if (!r->id) r->id = rt.next_id++;
+  rt.waiting[r->id] = r;
+  enqueue(source, put_cts(r, source, false));
+  if (r->proto == DDT_PROTO_RPUT) {
+    ++rt.times.by_rput, ++rt.times.by_cma;
+    r->share_done = true;  // the sender writes it all
+    return;
+  }
+  ++rt.times.by_coop;
+  // This side's share, now: the sender writes the rest once the CTS reaches it.
+  bool ok, refused = false;
+  int64_t t0 = now_ns();
+  if (seg) {  // the send lies in the sender's heap, mapped here (mech AUTO or HEAP)
+    ++rt.times.by_heap;
+    const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);
+    ok = src != 0;
+    t0 = now_ns();
+    if (ok) ddt::copy_range(reinterpret_cast<const void*>(src), r->rcount, remote, r->rbuf, r->count, r->type, r->split);
+  } else {
+    ++rt.times.by_cma;
+    ok = cma_move(source, false, Side{r->rbuf, r->count, r->type}, remote, r->raddr, r->rcount, 0, r->split, &refused);
+  }
+  rt.times.copy_ns += now_ns() - t0;
+  r->share_done = true;
+  if (refused) {  // no FIN: the sender's FIN comes, then the whole message in data cells
+    rt.cma = false;
+    r->share_refused = true;
+    return;
+  }
+  if (!ok) r->share_error = peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  Outgoing fin{kFin, nullptr, r->sid, ok ? r->split : 0};
+  if (!ok) fin.flags = kFailed;
+  enqueue(source, fin);
+  settle(r);
+}
+
+}  // namespace
+
+void on_put_fin(ddt_request r, int source, const CellHeader& h) {
+  if (r->proto == DDT_PROTO_RGET || r->peer_fin) return;  // not waiting for one: ignored
+  r->peer_fin = true;
+  if ((h.flags & kRefused) || r->share_refused) {  // CMA refused: the message in data cells
+    r->proto = DDT_PROTO_RGET, r->got = 0;
+    return ask(r, source, 0);
+  }
+  const int64_t n = std::min(r->msg, r->bytes);
+  if (((h.flags & kFailed) || h.bytes != n - r->split) && !r->share_error)
+    r->share_error = peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  settle(r);
+}
+
+void on_again(ddt_request r, int source) {
+  if (r->proto == DDT_PROTO_RGET || r->peer_fin) return;
+  enqueue(source, put_cts(r, source, true));
+}
+
+void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body, int64_t nbody) {
+  if (s->share_done || s->await_cells) return;  // a CTS too many: ignored
+  s->proto = (h.flags & kCoop) ? DDT_PROTO_COOP : DDT_PROTO_RPUT;
+  s->rid = h.id2;
+  auto fin = [&](uint32_t flags, int64_t bytes) {
+    Outgoing o{kFin, nullptr, h.id2, bytes};
+    o.flags = kFinRecv | flags;
+    enqueue(source, o);
+  };
+  // The receive's layout: from the body (into the cache when keyed), or from the cache.
+  int64_t t0 = now_ns();
+  ddt_type remote = DDT_TYPE_NULL;
+  bool owned = false;
+  const Hash key = key_of(h);
+  if (nbody > 0) {
+    if (ddt_type_deserialize(body, nbody, &remote) == DDT_SUCCESS) {
+      owned = true;
+      if (h.flags & kHasHash) {
+        if (key_of(remote) != key) {  // not what its key says: never cached, never used
+          ddt_type_free(&remote);
+          owned = false;
+        } else {
+          rt.put_layouts.insert(source, key, remote, false);
+          owned = false;
+        }
+      }
+    }
+  } else if (h.flags & kHasHash) {
+    remote = rt.put_layouts.find(source, key);
+    if (!remote) {  // evicted here: the receiver sends the CTS again, with the layout
+      ++rt.times.layout_requests;
+      Outgoing o{kAgain};
+      o.id = h.id2;
+      return enqueue(source, o);
+    }
+    ++rt.times.cache_hits;
+  }
+  rt.times.translate_ns += now_ns() - t0;
+  // The receive's count is checked as any caller's; the bytes written are the message's, at
+  // most the receive's capacity (a longer message is the receiver's truncation).
+  int64_t total = -1;
+  bool ok = remote != DDT_TYPE_NULL && ddt::stream(remote, h.count, 0, &total) == DDT_SUCCESS;
+  const int64_t n = ok ? std::min(s->bytes, total) : 0;
+  const int64_t from = s->proto == DDT_PROTO_COOP ? h.offset : 0;
+  ok = ok && from >= 0 && from <= n;
+  bool refused = !rt.cma;
+  if (ok && !refused) {
+    t0 = now_ns();
+    ok = cma_move(source, true, Side{s->sbuf, s->count, s->type}, remote, h.addr, h.count, from, n, &refused);
+    rt.times.copy_ns += now_ns() - t0;
+  }
+  if (owned) ddt_type_free(&remote);
+  if (refused) {  // not permitted here: the receiver asks for data cells
+    rt.cma = false;
+    s->await_cells = true;
+    return fin(kRefused, 0);
+  }
+  s->share_done = true;
+  if (!ok) s->share_error = peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  fin(ok ? 0u : static_cast<uint32_t>(kFailed), ok ? n - from : 0);
+  if (s->proto == DDT_PROTO_RPUT || s->peer_fin) complete(s, s->share_error);
+}
+
+namespace {
+
 }  // namespace
 
 std::shared_ptr<const std::string> serialized(ddt_type t) {
@@ -309,6 +531,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
     if (m == Mech::kPipe) return ask(r, source, 0);
     r->via_heap = m == Mech::kHeap, r->naive = h.flags & kIovNaive;
     ++(r->via_heap ? rt.times.by_heap : rt.times.by_cma);
+    ++rt.times.by_rget;
     return ask(r, source, kSendIov);
   }
   if (rt.mech == DDT_MECH_PIPE || (!nbody && !(h.flags & kHasHash))) return ask(r, source, 0);
@@ -343,22 +566,18 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   // layout is taken to describe the message.
   int64_t total = -1;
   bool ok = ddt::stream(remote, r->rcount, 0, &total) == DDT_SUCCESS && total == r->msg;
+  const bool keyed = (h.flags & kHasHash) != 0;
+  if (ok && protocol_for() != DDT_PROTO_RGET) {  // RPUT or COOP: the sender copies, all or part
+    start_protocol(r, source, seg, remote, key, keyed, n);
+    if (owned) ddt_type_free(&remote);
+    return;
+  }
   if (ok) {
     const Mech m = select(r, seg, remote, n);
     if (m == Mech::kHeap) {
-      t0 = now_ns();
-      const bool keyed = (h.flags & kHasHash) != 0;
-      uintptr_t src = 0;
-      if (keyed)
-        if (const char* t = rt.layouts.translation(source, key, r->rcount, r->raddr, r->rseg))
-          src = reinterpret_cast<uintptr_t>(t);
-      if (!src) {
-        src = heap_source(*seg, remote, r->raddr, r->rcount);
-        if (src && keyed) rt.layouts.remember(source, key, r->rcount, r->raddr, r->rseg, reinterpret_cast<const char*>(src));
-      }
-      rt.times.attach_ns += now_ns() - t0;
+      const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);
       ok = src != 0;
-      ++rt.times.by_heap;
+      ++rt.times.by_heap, ++rt.times.by_rget;
       if (ok) {
         t0 = now_ns();
         ddt::copy_range(reinterpret_cast<const void*>(src), r->rcount, remote, r->rbuf, r->count, r->type, n);
@@ -369,7 +588,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
       t0 = now_ns();
       ok = cma_copy(r, source, remote, r->raddr, r->rcount, n, &refused);
       rt.times.copy_ns += now_ns() - t0;
-      if (!refused) ++rt.times.by_cma;
+      if (!refused) ++rt.times.by_cma, ++rt.times.by_rget;
       if (refused) {  // not permitted here: the pipelined path from now on
         rt.cma = false;
         if (owned) ddt_type_free(&remote);

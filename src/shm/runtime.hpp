@@ -44,6 +44,17 @@ struct ddt_request_s {
   std::unique_ptr<ddt::Cursor> cursor;
   // receive: the message's bytes, and the bytes of it delivered so far (pipelined)
   int64_t msg = 0, got = 0;
+  // rendezvous protocol, either side (rendezvous.cpp): what the receiver chose for this message
+  // (the sender learns it from the CTS); COOP: the receiver copies stream bytes [0, split), the
+  // sender the rest. A side completes once share_done (its own copy has run; RPUT's receiver has
+  // none) and peer_fin (the other side's FIN has arrived; RPUT's sender waits for none), with
+  // share_error the first failure either reported. share_refused (receive): its own CMA read was
+  // refused; await_cells (send): its CMA write was: either way the receiver then asks for the
+  // whole message in data cells, and the sender ignores the receiver's FIN until those are sent.
+  int proto = DDT_PROTO_RGET;
+  int64_t split = 0;
+  bool share_done = false, peer_fin = false, share_refused = false, await_cells = false;
+  int share_error = DDT_SUCCESS;
 };
 
 namespace ddt::shm {
@@ -88,6 +99,7 @@ struct Runtime {
   JobHeader* job = nullptr;
   int rank = -1, size = 0;
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
+  int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
   bool cma = true;  // false once the kernel has refused CMA here
   uint64_t next_id = 1;
   std::vector<std::deque<Outgoing>> out;  // per destination
@@ -104,6 +116,11 @@ struct Runtime {
   Attacher attacher;
   LayoutCache layouts;
   SentSet sent;
+  // The same memo in the other direction, for RPUT and COOP: the layouts of peers' receives that
+  // their CTSs carried (kept by this process as a sender), and which of this process's receive
+  // layouts it has sent to which peer (as a receiver).
+  LayoutCache put_layouts;
+  SentSet put_sent;
   ddt_comm_times times{};
 };
 extern Runtime rt;
@@ -134,5 +151,11 @@ void on_iov(ddt_request r, int source, const CellHeader& h, const char* data);
 void on_layout(int source, const CellHeader& h, const char* body, int64_t nbody);
 // Sender: the serialized layout of r's type (for a resend).
 std::shared_ptr<const std::string> serialized(ddt_type t);
+// Sender: a CTS of RPUT or COOP (kPut, kCoop: the receive's layout, address, count and split).
+void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body, int64_t nbody);
+// Receiver: the sender's FIN of an RPUT or COOP receive (kFinRecv).
+void on_put_fin(ddt_request r, int source, const CellHeader& h);
+// Receiver: the sender has evicted the receive's layout (kAgain): the CTS again, with it.
+void on_again(ddt_request r, int source);
 
 }  // namespace ddt::shm

@@ -984,10 +984,11 @@ int main(int argc, char** argv) {
   const int64_t pairs = std::max(1, g_size * (g_size - 1));
   int64_t m = g_messages;
   if (g_rank == 0)
-    std::printf("comm_test: mode %s, %d ranks, seed %llu, buffers from %s%s%s\n", g_mode.c_str(), g_size,
+    std::printf("comm_test: mode %s, %d ranks, seed %llu, buffers from %s%s%s%s\n", g_mode.c_str(), g_size,
                 (unsigned long long)g_seed, g_heap ? "ddt_alloc" : "malloc",
                 std::getenv("DDTKIT_MECH") ? (std::string(", DDTKIT_MECH=") + std::getenv("DDTKIT_MECH")).c_str() : "",
-                std::getenv("DDTKIT_EXCHANGE") ? (std::string(", DDTKIT_EXCHANGE=") + std::getenv("DDTKIT_EXCHANGE")).c_str() : "");
+                std::getenv("DDTKIT_EXCHANGE") ? (std::string(", DDTKIT_EXCHANGE=") + std::getenv("DDTKIT_EXCHANGE")).c_str() : "",
+                std::getenv("DDTKIT_PROTOCOL") ? (std::string(", DDTKIT_PROTOCOL=") + std::getenv("DDTKIT_PROTOCOL")).c_str() : "");
   if (g_mode == "random") mode_random(m >= 0 ? m : 32);
   else if (g_mode == "stress") mode_stress(m >= 0 ? m : (20000 + pairs - 1) / pairs);
   else if (g_mode == "truncate") mode_truncate(m >= 0 ? m : 12);
@@ -1006,13 +1007,32 @@ int main(int argc, char** argv) {
   if (g_mode != "wildcard" && ddt_comm_get_times(&t) == DDT_SUCCESS && t.receives > 0) {
     const char* mech = std::getenv("DDTKIT_MECH");
     const std::string m = mech ? mech : "auto";
+    const std::string proto = std::getenv("DDTKIT_PROTOCOL") ? std::getenv("DDTKIT_PROTOCOL") : "rget";
+    const std::string exch = std::getenv("DDTKIT_EXCHANGE") ? std::getenv("DDTKIT_EXCHANGE") : "memoized";
+    const bool iov_exchange = exch == "naive" || exch == "pipelined";
     const int64_t want = m == "pipe" ? t.by_cells : m == "cma" ? t.by_cma : (m == "heap" && g_heap) ? t.by_heap
                                                                                                     : t.by_heap + t.by_cma + t.by_cells;
     if (g_small_cache > 0 && g_rank % 2 == 0)
       check(t.layout_requests > 0, "a layout cache of %lld entries never asked for an evicted layout",
             (long long)g_small_cache);
-    check(want == t.receives, "%lld rendezvous receives, %lld by the mechanism expected (heap %lld, cma %lld, cells %lld)",
+    // RPUT writes by CMA whatever the mechanism (peers map the heap read-only); COOP's receiver
+    // reads its share as the mechanism says. Both need a layout exchange (memoized, descriptor).
+    const bool put_cma = proto == "rput" && m != "pipe" && iov_exchange == false;
+    if (!put_cma)
+      check(want == t.receives, "%lld rendezvous receives, %lld by the mechanism expected (heap %lld, cma %lld, cells %lld)",
             (long long)t.receives, (long long)want, (long long)t.by_heap, (long long)t.by_cma, (long long)t.by_cells);
+    else
+      check(t.by_cma == t.receives, "rput: %lld rendezvous receives, %lld by CMA (heap %lld, cells %lld)",
+            (long long)t.receives, (long long)t.by_cma, (long long)t.by_heap, (long long)t.by_cells);
+    // The protocol forced (DDTKIT_PROTOCOL) is the one that moved every rendezvous receive, where
+    // it applies (not with DDTKIT_MECH=pipe or the iov exchanges: those run as RGET).
+    const bool applies = m != "pipe" && !iov_exchange;
+    const int64_t by_proto = !applies || proto == "rget" ? t.by_rget + t.by_cells : proto == "rput" ? t.by_rput : t.by_coop;
+    check(by_proto == t.receives && (proto == "rput" || !applies || t.by_rput == 0) &&
+              (proto == "coop" || !applies || t.by_coop == 0),
+          "DDTKIT_PROTOCOL=%s: %lld rendezvous receives, %lld by it (rget %lld, rput %lld, coop %lld, cells %lld)",
+          proto.c_str(), (long long)t.receives, (long long)by_proto, (long long)t.by_rget, (long long)t.by_rput,
+          (long long)t.by_coop, (long long)t.by_cells);
   }
   // Rank 0 gathers the counts (itself a last exchange) and prints the closing line.
   int64_t counts[2] = {g_passed, g_failed};
