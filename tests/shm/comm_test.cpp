@@ -15,6 +15,7 @@
 // prints one line per failed check (the first 25); rank 0 gathers the counts and prints
 // `comm_test: N passed, M failed`; the exit status is non-zero when a check failed.
 #include <signal.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -923,24 +924,96 @@ int mode_killpeer(const std::string& how) {
   return g_failed ? 1 : 0;
 }
 
+// A killed peer during a cooperative copy (DDTKIT_PROTOCOL=coop): 128 MiB between ranks 0 and 1,
+// rank 1 the receiver (role "receiver": it dies while it copies its share, and rank 0's send must
+// fail) or the sender (role "sender": it dies while it writes its share, and rank 0's receive must
+// fail). Rank 1 arms a 1 ms timer whose handler kills it (`how` as above) and enters the transfer;
+// its 64 MiB share takes several ms at a core's copy rate, so it cannot have sent its FIN, and the
+// survivor, whichever part of the protocol it is in, must end with DDT_ERR_PEER within seconds.
+const char* g_how = "kill";
+void die_now(int) {
+  if (std::strcmp(g_how, "exit") == 0) _exit(3);
+  raise(SIGKILL);
+  _exit(3);
+}
+
+int mode_killpeer_copy(const std::string& how, const std::string& role) {
+  if (g_size != 2 || (role != "receiver" && role != "sender")) {
+    check(false, "killpeer with --kill-role receiver|sender needs 2 ranks (got %d, role %s)", g_size, role.c_str());
+    return 1;
+  }
+  g_how = how == "exit" ? "exit" : "kill";
+  const int64_t n = int64_t{128} << 20;
+  std::vector<char> big(n, static_cast<char>(1 + g_rank));  // touched: no page faults in the copy
+  const bool rank1_sends = role == "sender";
+  // Rank 0 sends before the barrier (rank 1 posts no receive until its timer runs). Rank 1 sends
+  // after it: a CTS that reached it inside the barrier would have its share copied there, before
+  // the timer.
+  ddt_request sreq = DDT_REQUEST_NULL;
+  auto isend = [&] {
+    const int e = ddt_comm_isend(big.data(), n, DDT_BYTE, 1 - g_rank, 5, &sreq);
+    check(e == DDT_SUCCESS, "killpeer: isend of 128 MiB returned %s", err_name(e));
+  };
+  if (g_rank == 0 && !rank1_sends) isend();
+  const int b = ddt_comm_barrier();
+  check(b == DDT_SUCCESS, "killpeer: barrier returned %s", err_name(b));
+  if (g_rank == 1) {
+    signal(SIGALRM, die_now);
+    itimerval t{};
+    t.it_value.tv_usec = 1000;
+    setitimer(ITIMER_REAL, &t, nullptr);
+    int e;
+    if (rank1_sends) isend(), e = ddt_comm_wait(&sreq, nullptr);
+    else e = ddt_comm_recv(big.data(), n, DDT_BYTE, 0, 5, nullptr);
+    // Not reached unless the transfer ended within 1 ms: the test then fails at rank 0.
+    std::fprintf(stderr, "comm_test: rank 1 finished its transfer (%s) before its timer\n", err_name(e));
+    pause();
+    _exit(3);
+  }
+  signal(SIGALRM, watchdog_fired);
+  alarm(30);
+  ddt_status st{-7, -7, 0, -7};
+  const double t0 = now_s();
+  int e = rank1_sends ? ddt_comm_recv(big.data(), n, DDT_BYTE, 1, 5, &st) : ddt_comm_wait(&sreq, &st);
+  const double dt = now_s() - t0;
+  if (e == DDT_SUCCESS) e = st.error;
+  const bool failed = e == DDT_ERR_PEER;
+  ddt_comm_times tm{};
+  ddt_comm_get_times(&tm);
+  check(failed, "killpeer (%s of a cooperative copy): the survivor's %s returned %s, not DDT_ERR_PEER", role.c_str(),
+        rank1_sends ? "receive" : "send", err_name(e));
+  check(dt < 10, "killpeer: the survivor's operation took %.1f s to fail", dt);
+  const char* proto = std::getenv("DDTKIT_PROTOCOL");
+  if (proto && std::strcmp(proto, "coop") == 0 && rank1_sends)
+    check(tm.by_coop == 1, "killpeer: the receive did not run as COOP (by_coop %lld)", (long long)tm.by_coop);
+  if (failed) std::printf("comm_test: peer failure detected (%s after %.2f s)\n", err_name(e), dt);
+  std::fflush(stdout);
+  ddt_comm_finalize();  // its result is not judged: the job is broken; it must only return
+  alarm(0);
+  std::printf("comm_test: %lld passed, %lld failed\n", (long long)g_passed, (long long)g_failed);
+  std::fflush(stdout);
+  return g_failed ? 1 : 0;
+}
+
 // ---- main ------------------------------------------------------------------------------------
 
 void usage() {
   std::fprintf(stderr,
                "usage: ddtkit run -n N comm_test [--seed S] [--messages M] [--mode MODE] [--kill kill|exit] [--heap 0|1]\n"
+               "       [--kill-role receiver|sender]  (killpeer: rank 1 dies during a 128 MiB transfer in that role)\n"
                "modes: random (default), wildcard, truncate, reuse, stress, barrier, commitcomm, killpeer\n"
                "--messages: per ordered pair of ranks (random, wildcard per phase, truncate, stress),\n"
                "            rounds (reuse), iterations (barrier)\n"
                "--heap 1: message buffers from ddt_alloc (the mapped heap mechanism)\n"
                "--small-cache N: even ranks keep only N layouts (evictions, resent layouts)\n"
                "the mechanism and exchange design come from DDTKIT_MECH and DDTKIT_EXCHANGE, the\n"
-               "layout cache's size from DDTKIT_CACHE_ENTRIES\n");
+               "layout cache's size from DDTKIT_CACHE_ENTRIES, the rendezvous protocol from DDTKIT_PROTOCOL\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string how = "kill";
+  std::string how = "kill", role;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) {
@@ -951,6 +1024,7 @@ int main(int argc, char** argv) {
     else if (a == "--messages") g_messages = std::atoll(argv[++i]);
     else if (a == "--mode") g_mode = argv[++i];
     else if (a == "--kill") how = argv[++i];
+    else if (a == "--kill-role") role = argv[++i];
     else if (a == "--heap") g_heap = std::atoi(argv[++i]) != 0;
     else if (a == "--small-cache") g_small_cache = std::atoll(argv[++i]);
     else {
@@ -974,7 +1048,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "comm_test: needs at least 2 ranks (size %d)\n", g_size);
     return 2;
   }
-  if (g_mode == "killpeer") return mode_killpeer(how);
+  if (g_mode == "killpeer") return role.empty() ? mode_killpeer(how) : mode_killpeer_copy(how, role);
   if (g_small_cache > 0 && g_rank % 2 == 0) {  // receivers that forget what senders remember sending
     int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
     const std::string m = std::getenv("DDTKIT_MECH") ? std::getenv("DDTKIT_MECH") : "auto";

@@ -3,11 +3,18 @@
 # `exit`: _exit(3)) while rank 0 waits in ddt_comm_recv from it. Passes when rank 0 reported
 # the failure (`comm_test: peer failure detected`, its receive returned DDT_ERR_PEER within
 # seconds), the launcher's status is non-zero and its stderr names rank 1.
-#   killpeer.sh <ddtkit> <comm_test> <kill|exit>
-ddtkit=$1 prog=$2 how=${3:-kill}
+# With a protocol and a role (issue 15), rank 1 dies instead in the middle of a 128 MiB transfer
+# of that rendezvous protocol (DDTKIT_PROTOCOL), as its receiver or its sender, and rank 0's send
+# or receive must fail with DDT_ERR_PEER (comm_test's --kill-role).
+#   killpeer.sh <ddtkit> <comm_test> <kill|exit> [<rget|rput|coop> <receiver|sender>]
+ddtkit=$1 prog=$2 how=${3:-kill} protocol=$4 role=$5
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
-"$ddtkit" run -n 2 "$prog" --mode killpeer --kill "$how" >"$out" 2>"$err"
+if [ -n "$protocol" ]; then
+  DDTKIT_PROTOCOL=$protocol "$ddtkit" run -n 2 "$prog" --mode killpeer --kill "$how" --kill-role "$role" >"$out" 2>"$err"
+else
+  "$ddtkit" run -n 2 "$prog" --mode killpeer --kill "$how" >"$out" 2>"$err"
+fi
 status=$?
 cat "$out"
 cat "$err" >&2
