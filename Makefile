@@ -125,4 +125,4 @@ $(VENV_BENCH)/.ok:
 	touch $@
 
 clean:
-	rm -rf build build-asan build-fuzz .stamp-deps
+	rm -rf build build-asan build-fuzz build-py build-py-asan .stamp-deps
