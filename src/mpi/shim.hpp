@@ -37,7 +37,7 @@ uint64_t handle_key(Handle h) {
 // DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
 // DDTKIT_PASS_BLOCK=B (MPICH only): messages of 64 KiB and more of monotone types whose mean
 //   contiguous piece is at least B bytes go to the MPI as they are (default 2048; 0: never).
-//   See pass.cpp.
+//   Open MPI has its own rule. See pass.cpp.
 // DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
 bool disabled();
 bool verbose();
@@ -67,6 +67,7 @@ struct TypeInfo {
   // Pack, not monotone: the largest count whose elements were found not to share a byte.
   mutable std::atomic<int64_t> disjoint_upto{0};
   bool x87 = false;            // holds an x87 long double (10 value bytes in a 16-byte slot)
+  bool aligned = false;        // Pack: see naturally_aligned (pass.cpp)
   ~TypeInfo() { if (t) ddt_type_free(&t); }
 };
 using TypeRef = std::shared_ptr<const TypeInfo>;
@@ -136,11 +137,16 @@ int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st);
 void adopt(MPI_Request req, PendingRef p);
 void progress_adopted(bool wait);
 
+// Whether every basic element of any number of elements of t lies at a multiple of its own size
+// (at most 16) from the buffer address, read from t's constructor history (pass.cpp).
+bool naturally_aligned(ddt_type t);
 // The pass rule (pass.cpp). MPICH: whether large messages of this type may go to the MPI as
 // they are (the part of the rule that depends on the type only).
 bool large_pass_candidate(const TypeInfo& info);
-// Whether count elements of a Pack type go to the MPI as they are: a candidate type, a message
-// of 64 KiB or more, and elements that share no byte. count * info.size must not overflow.
+// Whether count elements of a Pack type go to the MPI as they are. MPICH: a candidate type, a
+// message of 64 KiB or more, and elements that share no byte. Open MPI: a monotone, naturally
+// aligned type without x87 long doubles, and a message of at most 4 MiB. count * info.size must
+// not overflow.
 bool pass_as_is(const TypeInfo& info, int64_t count);
 
 // The first of two MPI return codes that is an error.

@@ -324,6 +324,7 @@ TypeRef make_info(MPI_Datatype dt) {
       info->pieces = blocks;
       info->mean_block = info->size / blocks;
       info->monotone = ascending && info->extent >= text;
+      info->aligned = naturally_aligned(t);  // the Open MPI pass rule's (pass.cpp)
     }
   }
   if (verbose()) {
