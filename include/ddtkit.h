@@ -353,26 +353,111 @@ enum { DDT_MECH_AUTO = 0, DDT_MECH_PIPE = 1, DDT_MECH_CMA = 2, DDT_MECH_HEAP = 3
 enum { DDT_EXCHANGE_MEMOIZED = 0, DDT_EXCHANGE_DESCRIPTOR = 1, DDT_EXCHANGE_NAIVE = 2, DDT_EXCHANGE_PIPELINED = 3 };
 int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* cache_entries <= 0: keep */
 
-/* Rendezvous protocol (seed 002): who copies a large message, decided by the receiver's setting
- * from now on (the sender follows what the receiver's CTS says, so the processes need not agree).
- * RGET (default): the receiver copies from the sender's layout into its own (heap, CMA or cells as
- * the mechanism says) while the sender waits. RPUT: the receiver answers with its own layout,
- * address and count (memoized by content hash as the sender's layout is), and the sender writes
- * into it with process_vm_writev. COOP (COOP-p2p): both copy at once, split by packed-stream
- * offset: the receiver the first half (from the heap mapping or by CMA), the sender the rest by
- * CMA write; each completes once its own share is done and the other's FIN has arrived. RPUT and
- * COOP need CMA (the heap is mapped read-only by peers) and the layout exchanges (memoized,
- * descriptor); where CMA is refused, with DDT_MECH_PIPE, or with the naive and pipelined
- * exchanges, the transfer runs as RGET. DDTKIT_PROTOCOL=rget|rput|coop sets it at init.
- * DDT_ERR_ARG for another value, DDT_ERR_COMM before ddt_comm_init. */
-enum { DDT_PROTO_RGET = 0, DDT_PROTO_RPUT = 1, DDT_PROTO_COOP = 2 };
+/* Rendezvous protocol (seed 002): who copies a large message, decided per message by the
+ * receiver's setting (the sender follows what the receiver's CTS says, so the processes need not
+ * agree). The static protocols:
+ *   RGET: the receiver copies from the sender's layout into its own (heap, CMA or cells as the
+ *     mechanism says) while the sender waits.
+ *   RPUT: the receiver answers with its own layout, address and count (memoized by content hash
+ *     as the sender's layout is), and the sender writes into it with process_vm_writev.
+ *   COOP (COOP-p2p): both copy at once, split by packed-stream offset: the receiver the first
+ *     part (from the heap mapping or by CMA), the sender the rest by CMA write; each completes
+ *     once its own share is done and the other's FIN has arrived.
+ * The dynamic ones choose among those per message:
+ *   COOP_COLL: seed 002's Table II, from the sender's call (blocking or not, and its send mode,
+ *     which the RTS carries) and the receiver's (recv or irecv): send/recv, ssend/recv,
+ *     rsend/recv COOP; isend/recv and bsend/recv RGET; send/irecv, bsend/irecv, ssend/irecv,
+ *     rsend/irecv RPUT; isend/irecv COOP.
+ *   COOP_LOAD: each process publishes the stream bytes it has yet to copy (ddt_comm_get_load);
+ *     the receiver gives itself x of the n bytes so that both end equally loaded,
+ *     x = (n + load(sender) - load(receiver)) / 2 clamped to [0, n]: RGET when x = n, RPUT when
+ *     x = 0, COOP split at x otherwise.
+ *   COOP_CHUNKED: COOP-p2p whose copies run in chunks (ddt_comm_set_chunking), the progress
+ *     engine polled between chunks so that other peers' control messages are not held up.
+ *   COOP_HCA: the copy striped over this core and a second copy engine (a helper thread, the
+ *     one available on a machine without a DMA engine): the engine takes R / (1 + R) of the
+ *     bytes, R = its bandwidth over the core's (ddt_comm_set_engine_ratio, default 1).
+ *   HYBRID (the default): COOP_COLL where a blocking call decides, COOP_LOAD where neither side
+ *     blocks (isend/irecv), RGET where the sender's share would be short pieces written by CMA
+ *     (its cost per piece exceeds a second core's gain) or the message is too small to pay for
+ *     the CTS round trip, chunked above the chunking threshold. Thresholds and the measurements
+ *     that chose them are beside the code (src/shm/protocol.cpp).
+ * Every protocol but RGET needs CMA (the heap is mapped read-only by peers) and a layout
+ * exchange (memoized, descriptor); where CMA is refused, with DDT_MECH_PIPE, or with the naive
+ * and pipelined exchanges, the transfer runs as RGET. DDTKIT_PROTOCOL=rget|rput|coop|coll|load|
+ * chunked|hca|hybrid sets it at init. DDT_ERR_ARG for another value, DDT_ERR_COMM before
+ * ddt_comm_init. */
+enum {
+  DDT_PROTO_RGET = 0, DDT_PROTO_RPUT = 1, DDT_PROTO_COOP = 2, DDT_PROTO_COOP_COLL = 3, DDT_PROTO_COOP_LOAD = 4,
+  DDT_PROTO_COOP_CHUNKED = 5, DDT_PROTO_COOP_HCA = 6, DDT_PROTO_HYBRID = 7
+};
 int ddt_comm_set_protocol(int protocol);
+
+/* Copies of rendezvous messages of at least min_bytes are made chunk_bytes of stream at a time,
+ * this process's progress engine (its cells from every peer) polled between chunks (COOP-chunked;
+ * HYBRID uses it above min_bytes, COOP_CHUNKED whatever the size). min_bytes < 0: never
+ * chunked; chunk_bytes <= 0 keeps the current chunk. DDT_ERR_COMM before ddt_comm_init;
+ * DDTKIT_CHUNK_MIN and DDTKIT_CHUNK_BYTES set them at init. */
+int ddt_comm_set_chunking(int64_t min_bytes, int64_t chunk_bytes);
+
+/* COOP_HCA's ratio R = the second engine's copy bandwidth over this core's (> 0; the engine
+ * takes R / (1 + R) of each striped copy). DDT_ERR_ARG for R <= 0 or not finite. */
+int ddt_comm_set_engine_ratio(double ratio);
+
+/* COOP-load's counter: the stream bytes that process rank has yet to copy for rendezvous
+ * transfers it takes part in (its own shares, counted when the protocol was chosen, uncounted as
+ * each copy ends or fails). Zero whenever no transfer is in flight. DDT_ERR_ARG for a rank
+ * outside the job or a null pointer. */
+int ddt_comm_get_load(int rank, int64_t *pending_bytes);
+
+/* Send modes (MPI's): STANDARD as ddt_comm_send; SYNC completes only once the receive has
+ * matched it; BUFFERED completes at once (the message is packed into memory of the runtime's
+ * own, from the mapped heap, freed when delivered); READY is standard here (the receive must be
+ * posted: an application's promise, not checked), told to the receiver for COOP_COLL. The
+ * blocking form waits for the completion the mode defines; the non-blocking one returns a
+ * request. DDT_ERR_ARG for an unknown mode, and whatever ddt_comm_send returns. */
+enum { DDT_SEND_STANDARD = 0, DDT_SEND_SYNC = 1, DDT_SEND_BUFFERED = 2, DDT_SEND_READY = 3 };
+int ddt_comm_send_mode(const void *buf, int64_t count, ddt_type type, int dest, int tag, int mode);
+int ddt_comm_isend_mode(const void *buf, int64_t count, ddt_type type, int dest, int tag, int mode,
+                        ddt_request *req);
+
+/* ---- collectives over the point-to-point protocols (seed 002's patterns) ---------------------
+ * Every process of the job calls each, in the same order, with the same root (in [0, size)).
+ * Their messages never match a user's receive (DDT_ANY_TAG included). Types may be derived;
+ * the packed bytes sent and received must agree as for a send and its receive (a root's or
+ * peer's message longer than the receive: DDT_ERR_TRUNCATE). The root's scatter sends, and the
+ * root's gather receives, are non-blocking calls and the other processes' blocking ones, so
+ * COOP_COLL (and HYBRID) choose RGET for scatter and bcast (every receiver copies its own) and
+ * RPUT for gather (every sender writes its own): seed 002's figures 14 and 15.
+ * DDT_ERR_COMM before ddt_comm_init, DDT_ERR_ARG for a bad root, and the codes of the sends and
+ * receives they make (DDT_ERR_PEER when a process of the job has died). */
+enum { DDT_OP_SUM = 0, DDT_OP_MAX = 1, DDT_OP_MIN = 2 };
+/* count elements of type at buf on the root, to every process's buf. */
+int ddt_comm_bcast(void *buf, int64_t count, ddt_type type, int root);
+/* The root's sendbuf holds size consecutive blocks of sendcount elements of sendtype (block i at
+ * sendbuf + i * sendcount * extent); block i goes to process i's recvbuf. */
+int ddt_comm_scatter(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
+                     ddt_type recvtype, int root);
+/* The inverse of scatter: every process's sendbuf to block i (process i) of the root's recvbuf;
+ * recvbuf, recvcount and recvtype matter on the root only. */
+int ddt_comm_gather(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
+                    ddt_type recvtype, int root);
+/* Block j of each process's sendbuf to block i (this process) of process j's recvbuf. */
+int ddt_comm_alltoall(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
+                      ddt_type recvtype);
+/* Element-wise op over every process's count elements of type (a predefined numeric type:
+ * DDT_ERR_TYPE otherwise) into the root's recvbuf; sendbuf and recvbuf do not overlap. Messages
+ * of at least 64 KiB go by reduce-scatter then gather (seed 002's figure 16), smaller ones
+ * straight to the root. DDT_ERR_ARG for an op other than sum, max and min. */
+int ddt_comm_reduce(const void *sendbuf, void *recvbuf, int64_t count, ddt_type type, int op, int root);
 
 /* Nanoseconds this process spent in each phase of the rendezvous transfers it took part in
  * (FALCON-X's cost split): exchange (sender: serializing, hashing or listing its layout),
  * translate (receiver: deserializing or finding the sender's layout), attach (receiver: mapping
  * the segment and checking and translating the sender's addresses), copy (receiver: moving the
- * bytes); counts of transfers, of layout-cache hits and of the mechanism each receive used.
+ * bytes; with RPUT and COOP the sender's copy counts at the sender); counts of transfers, of
+ * layout-cache hits and of the mechanism each receive used (hits and requests count the
+ * receive layouts that RPUT and COOP send back too).
  * Cumulative; subtract two readings. */
 typedef struct {
   int64_t sends, receives, cache_hits, layout_requests; /* requests: evicted layouts asked for again */
@@ -383,6 +468,10 @@ typedef struct {
    * copied in, wholly or in part (their mechanism is counted above as well). Appended fields:
    * the struct grows only at its end. */
   int64_t by_rget, by_rput, by_coop;
+  /* copies: rendezvous copies this process made itself (its shares, as receiver or sender: seed
+   * 002's figure 17 counts these per rank); copy_bytes: their stream bytes; chunks: chunks the
+   * chunked copies were cut into; engine_bytes: bytes the second copy engine moved (COOP_HCA). */
+  int64_t copies, copy_bytes, chunks, engine_bytes;
 } ddt_comm_times;
 int ddt_comm_get_times(ddt_comm_times *t);
 

@@ -8,9 +8,16 @@
 
 namespace ddt {
 
-// Stream bytes [0, n) of (src, scount, stype) into the same stream bytes of (dst, dcount, dtype).
-// The caller has checked both sides (ddt::stream, ddt::hostile) and that n is at most either
-// side's packed size. May throw std::bad_alloc.
-void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t n);
+// Stream bytes [from, to) of (src, scount, stype) into the same stream bytes of (dst, dcount,
+// dtype). The caller has checked both sides (ddt::stream, ddt::hostile) and that 0 <= from and
+// to is at most either side's packed size. Each side is sought once (the runtime copies a
+// message in chunks, or in two shares on two cores, with it). May throw std::bad_alloc.
+void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t from,
+                int64_t to);
+// Stream bytes [0, n).
+inline void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype,
+                       int64_t n) {
+  copy_range(src, scount, stype, dst, dcount, dtype, 0, n);
+}
 
 }  // namespace ddt

@@ -214,16 +214,17 @@ void pair_copy(const uintptr_t* d, const uintptr_t* s, int64_t k) {
   for (int64_t i = 0; i < k; ++i) std::memcpy(reinterpret_cast<void*>(d[i]), reinterpret_cast<const void*>(s[i]), W);
 }
 
-// Copies the whole blocks of stream bytes [0, n) between two layouts made of blocks of one width
-// w, block i of the source to block i of the destination, with a fixed-width move where w is one
-// of the common widths: in batches of block addresses that stay in L1. Returns the bytes copied
-// (n rounded down to whole blocks).
+// Copies the whole blocks of stream bytes [at, n) between two layouts made of blocks of one width
+// w (at a multiple of w: a block boundary on both sides), block i of the source to block i of the
+// destination, with a fixed-width move where w is one of the common widths: in batches of block
+// addresses that stay in L1. Returns the end of what it copied (n rounded down to whole blocks).
 int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t scount, const ddt::Layout& dl,
-                    int64_t dext, uintptr_t d, int64_t dcount, int64_t w, int64_t n) {
+                    int64_t dext, uintptr_t d, int64_t dcount, int64_t w, int64_t at, int64_t n) {
   constexpr int64_t kBatch = 256;
   uintptr_t sa[kBatch], da[kBatch];
   ddt::Cursor from(sl, sext, s, scount), to(dl, dext, d, dcount);
-  int64_t done = 0;
+  if (at > 0) from.seek(at), to.seek(at);
+  int64_t done = at;
   while (n - done >= w) {
     const int64_t k = std::min(kBatch, (n - done) / w);
     BlockAddrs sop{sa, w}, dop{da, w};
@@ -256,8 +257,9 @@ int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t sc
 //    is a cache-resident hop, not a second copy through memory), and the fixed-width kernels
 //    beat a memcpy call per piece for blocks below a few hundred bytes.
 // Each side is sought once per chunk at worst; a chunk of the zip path advances resumable cursors.
-void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t n) {
-  if (n <= 0) return;
+void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t lo,
+                int64_t n) {
+  if (n <= lo) return;
   constexpr int64_t kZipPiece = 4096, kStage = 16384, kChunk = int64_t{64} << 10;
   const ddt::Plan& ps = ddt::plan_of(stype);
   const ddt::Plan& pd = ddt::plan_of(dtype);
@@ -266,37 +268,44 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
   };
   const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
   if (contiguous(pd, dcount)) {
-    move<true>(stype, scount, s, 0, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp)));
-    if (n >= ddt::kStreamBytes) ddt::stream_fence();
+    move<true>(stype, scount, s, lo, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp + lo)));
+    if (n - lo >= ddt::kStreamBytes) ddt::stream_fence();
     return;
   }
   if (contiguous(ps, scount)) {
-    move<false>(dtype, dcount, d, 0, n, reinterpret_cast<char*>(s + static_cast<uintptr_t>(ps.disp)));
-    if (n >= ddt::kStreamBytes) ddt::stream_fence();
+    move<false>(dtype, dcount, d, lo, n, reinterpret_cast<char*>(s + static_cast<uintptr_t>(ps.disp + lo)));
+    if (n - lo >= ddt::kStreamBytes) ddt::stream_fence();
     return;
   }
   const auto staged = [&](int64_t from, int64_t to) {
     alignas(64) char stage[kStage];
-    for (int64_t lo = from; lo < to; lo += kStage) {
-      const int64_t hi = std::min(to, lo + kStage);
-      move<true>(stype, scount, s, lo, hi, stage);
-      move<false>(dtype, dcount, d, lo, hi, stage);
+    for (int64_t at = from; at < to; at += kStage) {
+      const int64_t hi = std::min(to, at + kStage);
+      move<true>(stype, scount, s, at, hi, stage);
+      move<false>(dtype, dcount, d, at, hi, stage);
     }
   };
   if (ps.shape == ddt::Shape::Nest && pd.shape == ddt::Shape::Nest && ps.width == pd.width && ps.width < kZipPiece) {
+    // Blocks pair from the first block boundary on (stream offsets that are multiples of the
+    // width, on both sides); a partial block at either end is staged.
+    const int64_t first = std::min(n, (lo + ps.width - 1) / ps.width * ps.width);
+    staged(lo, first);
     const int64_t whole = pair_blocks(*stype->layout, stype->extent(), s, scount, *dtype->layout, dtype->extent(), d,
-                                      dcount, ps.width, n);
-    staged(whole, n);  // a last partial block
+                                      dcount, ps.width, first, n);
+    staged(whole, n);
     return;
   }
   int64_t sp, dp;  // pieces of each side (blocks saturate; so does this)
   if (__builtin_mul_overflow(ps.blocks, scount, &sp)) sp = INT64_MAX;
   if (__builtin_mul_overflow(pd.blocks, dcount, &dp)) dp = INT64_MAX;
-  if (n / std::max<int64_t>(1, std::max(sp, dp)) < kZipPiece) return staged(0, n);
+  int64_t stotal = 0;
+  ddt::stream(stype, scount, 0, &stotal);
+  if (stotal / std::max<int64_t>(1, std::max(sp, dp)) < kZipPiece) return staged(lo, n);
   ddt::Cursor from(*stype->layout, stype->extent(), s, scount);
   ddt::Cursor to(*dtype->layout, dtype->extent(), d, dcount);
+  if (lo > 0) from.seek(lo), to.seek(lo);
   std::vector<struct iovec> list;
-  for (int64_t done = 0; done < n;) {
+  for (int64_t done = lo; done < n;) {
     list.clear();
     ListOp op{{}, &list};
     const int64_t k = from.advance(std::min(kChunk, n - done), op);

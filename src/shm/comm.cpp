@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -34,7 +35,9 @@
 #include "ddtkit.h"
 #include "cpu/arguments.hpp"
 #include "cpu/cursor.hpp"
+#include "shm/engine.hpp"
 #include "shm/heap.hpp"
+#include "shm/protocol.hpp"
 #include "shm/runtime.hpp"
 #include "type/type.hpp"
 #include "util/guarded.hpp"
@@ -54,6 +57,7 @@ namespace {
 using namespace ddt::shm;
 
 bool ready() { return rt.job != nullptr; }
+void free_request(ddt_request r);
 
 int64_t packed_size(ddt_type t, int64_t count) {
   int64_t s = 0;
@@ -69,6 +73,7 @@ void complete(ddt_request r, int error) {
   r->done = true;
   r->status.error = error;
   rt.waiting.erase(r->id);
+  if (r->detached) rt.orphans.push_back(r);  // nobody waits for it: progress frees it
 }
 
 }  // namespace ddt::shm
@@ -95,6 +100,7 @@ void fail(ddt_request r) {
       break;
     }
   unqueue(r);
+  drop_copies(r);
   complete(r, DDT_ERR_PEER);
 }
 
@@ -156,9 +162,9 @@ Emit emit(int dest, Outgoing& o) {
   switch (o.kind) {
     case kEager: {
       int64_t n = 0;
-      h.tag = r->tag, h.bytes = r->bytes;
+      h.tag = r->tag, h.bytes = r->bytes, h.id = r->id, h.flags = o.flags;
       ddt_pack(r->sbuf, r->count, r->type, 0, cell->data, r->bytes, &n);
-      complete(r, DDT_SUCCESS);
+      if (!(o.flags & kSync)) complete(r, DDT_SUCCESS);  // a synchronous send waits for the match's FIN
       break;
     }
     case kRts:
@@ -173,7 +179,13 @@ Emit emit(int dest, Outgoing& o) {
     case kCts:  // with kPut or kCoop, the receive's layout follows as a body
       if (o.body_sent < 0) {
         h.id = o.id, h.id2 = r->id, h.flags = o.flags;
-        if (o.flags & (kPut | kCoop)) h.addr = reinterpret_cast<uintptr_t>(r->rbuf), h.count = r->count, h.offset = r->split;
+        if (o.flags & (kPut | kCoop)) {
+          h.addr = reinterpret_cast<uintptr_t>(r->rbuf), h.count = r->count, h.offset = r->split;
+          // The sender's share, counted in its load counter as the CTS that gives it goes out
+          // (COOP-load); the sender uncounts it as it copies.
+          h.bytes = std::max<int64_t>(0, std::min(r->msg, r->bytes) - r->split);
+          rt.job->load[dest].bytes.fetch_add(h.bytes, std::memory_order_relaxed);
+        }
         put_key(h, o.hash);
       }
       if (!emit_body(h, cell->data, o)) result = kUnfinished;
@@ -246,16 +258,20 @@ namespace {
 
 // ---- receiving ----------------------------------------------------------------------------------
 
+// MPI's matching; DDT_ANY_TAG matches users' tags only (the runtime's own are negative).
 bool matches(const ddt_request r, int source, int tag) {
-  return (r->peer == DDT_ANY_SOURCE || r->peer == source) && (r->tag == DDT_ANY_TAG || r->tag == tag);
+  return (r->peer == DDT_ANY_SOURCE || r->peer == source) && (r->tag == tag || (r->tag == DDT_ANY_TAG && tag >= 0));
 }
 
-void deliver_eager(ddt_request r, int source, int tag, const char* data, int64_t bytes) {
-  const int64_t n = std::min(bytes, r->bytes);
+// An eager message (header h, its bytes in data) into the receive r; a synchronous send's is
+// acknowledged now that it has matched (FIN naming the send).
+void deliver_eager(ddt_request r, int source, const CellHeader& h, const char* data) {
+  const int64_t n = std::min(h.bytes, r->bytes);
   int64_t u = 0;
   if (n > 0) ddt_unpack(data, n, r->rbuf, r->count, r->type, 0, &u);
-  r->status.source = source, r->status.tag = tag, r->status.bytes = n;
-  complete(r, bytes > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
+  r->status.source = source, r->status.tag = h.tag, r->status.bytes = n;
+  complete(r, h.bytes > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
+  if (h.flags & kSync) enqueue(source, Outgoing{kFin, nullptr, h.id, n});
 }
 
 // A request of ours (a send or a receive, as asked) that the peer's cell names by id and that is
@@ -286,7 +302,7 @@ void dispatch(int source, const CellHeader& h, const char* body, int64_t nbody) 
       break;
     }
   if (r && h.kind == kEager) {
-    deliver_eager(r, source, h.tag, body, h.bytes);
+    deliver_eager(r, source, h, body);
   } else if (r && rt.defer) {
     rt.deferred.push_back(Deferred{r, source, h, std::vector<char>(body, body + nbody)});
   } else if (r) {
@@ -406,6 +422,12 @@ void drain(int source) {
         rt.layouts.unpin(source, key_of(h));
         break;
       case kUnmap:
+        // A copy still reading that segment keeps it mapped until it ends: a peer that frees a
+        // buffer its own send still uses must not make this process fault.
+        if (segment_busy(source, h.seg)) {
+          rt.late_unmaps.emplace_back(source, h.seg);
+          break;
+        }
         rt.layouts.drop_segment(source, h.seg);
         rt.attacher.drop(source, h.seg);
         break;
@@ -432,6 +454,27 @@ void progress() {
   flush();
   for (int s = 0; s < rt.size; ++s) drain(s);
   flush();
+  if (!rt.defer && !rt.copies.empty()) {  // a chunk of each copy (or each whole), then its cells
+    run_copies();
+    flush();
+  }
+  for (size_t i = 0; i < rt.late_unmaps.size();) {
+    const auto [peer, seg] = rt.late_unmaps[i];
+    if (segment_busy(peer, seg)) {
+      ++i;
+      continue;
+    }
+    rt.layouts.drop_segment(peer, seg);
+    rt.attacher.drop(peer, seg);
+    rt.late_unmaps.erase(rt.late_unmaps.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  while (!rt.orphans.empty()) {  // buffered sends' own copies that have been delivered
+    ddt_request r = rt.orphans.back();
+    rt.orphans.pop_back();
+    --rt.detached;
+    ddt_free(const_cast<void*>(r->sbuf));
+    free_request(r);
+  }
 }
 
 // Waits, progressing, until done() holds; DDT_ERR_PEER when failed() says the peer it needs
@@ -453,15 +496,56 @@ int spin(Done done, Failed failed) {
   }
 }
 
-int check_args(const void* buf, int64_t count, ddt_type type, int peer, int tag, bool recv) {
+// Posts the send r: eager into a cell, or an RTS (rendezvous.cpp) that carries the call's kind.
+void start_send(ddt_request r) {
+  if (r->bytes <= kCellPayload) {
+    Outgoing o{kEager, r};
+    if (r->mode == DDT_SEND_SYNC) {  // completes on the receiver's FIN, sent when it matches
+      o.flags = kSync;
+      rt.waiting[r->id] = r;
+    }
+    enqueue(r->peer, o);
+  } else {
+    rt.waiting[r->id] = r;
+    enqueue(r->peer, make_rts(r));
+  }
+}
+
+// A buffered send: the message packed into memory of the runtime's own (the mapped heap, so the
+// receiver reads it with plain loads), sent from there by a detached request, and the caller's
+// request complete at once. finalize waits until every detached send has been delivered.
+int buffered_send(const void* buf, int64_t count, ddt_type type, int dest, int tag, bool blocking, ddt_request* req) {
+  const int64_t n = packed_size(type, count);
+  void* copy = nullptr;
+  if (ddt_alloc(std::max<int64_t>(n, 1), &copy) != DDT_SUCCESS) return static_cast<int>(DDT_ERR_NO_MEM);
+  int64_t packed = 0;
+  if (n > 0) ddt_pack(buf, count, type, 0, copy, n, &packed);
+  ddt_request b = new ddt_request_s;
+  b->send = true, b->sbuf = copy, b->count = n, b->type = DDT_BYTE, b->peer = dest, b->tag = tag;
+  b->mode = DDT_SEND_BUFFERED, b->blocking = blocking, b->detached = true;
+  b->bytes = n;
+  b->id = rt.next_id++;
+  b->exchange = rt.exchange;
+  ++rt.detached;
+  start_send(b);
+  ddt_request r = new ddt_request_s;  // the caller's: complete already
+  r->send = true, r->peer = dest, r->tag = tag, r->bytes = n, r->done = true;
+  r->status = ddt_status{dest, tag, DDT_SUCCESS, n};
+  *req = r;
+  return static_cast<int>(DDT_SUCCESS);
+}
+
+// The arguments of a send or receive; the tag is the public calls' to check (internal tags are
+// negative).
+int check_args(const void* buf, int64_t count, ddt_type type, int peer, bool recv) {
   if (!ready()) return DDT_ERR_COMM;
   int64_t total = 0;
   if (int e = ddt::stream(type, count, 0, &total)) return e;  // the engine's own checks
   if (recv ? (peer != DDT_ANY_SOURCE && (peer < 0 || peer >= rt.size)) : (peer < 0 || peer >= rt.size)) return DDT_ERR_ARG;
-  if (recv ? (tag < 0 && tag != DDT_ANY_TAG) : tag < 0) return DDT_ERR_ARG;
   if (total > 0 && ddt::hostile(buf, count, type)) return DDT_ERR_ARG;  // checked here: the copy may run later
   return DDT_SUCCESS;
 }
+bool user_tag(int tag, bool recv) { return tag >= 0 || (recv && tag == DDT_ANY_TAG); }
 
 void free_request(ddt_request r) {
   rt.waiting.erase(r->id);
@@ -510,7 +594,8 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.put_sent = SentSet{};
     rt.times = ddt_comm_times{};
     rt.job = job, rt.rank = rank, rt.size = size, rt.cma = true;
-    rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED, rt.protocol = DDT_PROTO_RGET;
+    rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED, rt.protocol = DDT_PROTO_HYBRID;
+    rt.copies.clear(), rt.orphans.clear(), rt.late_unmaps.clear(), rt.detached = 0;
     if (const char* m = std::getenv("DDTKIT_MECH")) {
       for (auto [name, v] : {std::pair{"auto", DDT_MECH_AUTO}, {"pipe", DDT_MECH_PIPE}, {"cma", DDT_MECH_CMA}, {"heap", DDT_MECH_HEAP}})
         if (!std::strcmp(m, name)) rt.mech = v;
@@ -521,9 +606,15 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
         if (!std::strcmp(x, name)) rt.exchange = v;
     }
     if (const char* p = std::getenv("DDTKIT_PROTOCOL")) {
-      for (auto [name, v] : {std::pair{"rget", DDT_PROTO_RGET}, {"rput", DDT_PROTO_RPUT}, {"coop", DDT_PROTO_COOP}})
+      for (auto [name, v] : {std::pair{"rget", DDT_PROTO_RGET}, {"rput", DDT_PROTO_RPUT}, {"coop", DDT_PROTO_COOP},
+                             {"coll", DDT_PROTO_COOP_COLL}, {"load", DDT_PROTO_COOP_LOAD}, {"chunked", DDT_PROTO_COOP_CHUNKED},
+                             {"hca", DDT_PROTO_COOP_HCA}, {"hybrid", DDT_PROTO_HYBRID}})
         if (!std::strcmp(p, name)) rt.protocol = v;
     }
+    rt.chunk_min = kChunkMinBytes, rt.chunk_bytes = kChunkBytes, rt.engine_ratio = 1.0;
+    if (const char* c = std::getenv("DDTKIT_CHUNK_MIN")) rt.chunk_min = std::atoll(c);
+    if (const char* c = std::getenv("DDTKIT_CHUNK_BYTES"))
+      if (std::atoll(c) > 0) rt.chunk_bytes = std::atoll(c);
     if (const char* c = std::getenv("DDTKIT_CACHE_ENTRIES")) {
       const int64_t n = std::atoll(c);
       if (n > 0) {
@@ -547,6 +638,70 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
   });
 }
 
+int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req) {
+  if (!req) return DDT_ERR_ARG;
+  if (mode < DDT_SEND_STANDARD || mode > DDT_SEND_READY) return DDT_ERR_ARG;
+  if (int e = check_args(buf, count, type, dest, false)) return e;
+  return ddt::guarded([&] {
+    if (mode == DDT_SEND_BUFFERED) return buffered_send(buf, count, type, dest, tag, blocking, req);
+    ddt_request r = new ddt_request_s;
+    r->send = true, r->sbuf = buf, r->count = count, r->type = type, r->peer = dest, r->tag = tag;
+    r->mode = mode, r->blocking = blocking;
+    r->bytes = packed_size(type, count);
+    ddt::retain(type);  // the type may be freed while the send is in flight
+    r->id = rt.next_id++;
+    r->exchange = rt.exchange;
+    start_send(r);
+    *req = r;
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool blocking, ddt_request* req) {
+  if (!req) return DDT_ERR_ARG;
+  if (int e = check_args(buf, count, type, source, true)) return e;
+  return ddt::guarded([&] {
+    ddt_request r = new ddt_request_s;
+    r->rbuf = buf, r->count = count, r->type = type, r->peer = source, r->tag = tag, r->blocking = blocking;
+    r->bytes = packed_size(type, count);
+    r->status.source = source, r->status.tag = tag;
+    ddt::retain(type);
+    {
+      struct Defer {  // matched rendezvous copies wait for the next wait or test
+        Defer() { rt.defer = true; }
+        ~Defer() { rt.defer = false; }
+      } defer;
+      progress();  // messages that have arrived are matched before this receive is
+    }
+    for (auto it = rt.unexpected.begin(); it != rt.unexpected.end(); ++it) {
+      if (!matches(r, it->source, it->h.tag)) continue;
+      Unexpected u = std::move(*it);
+      rt.unexpected.erase(it);
+      if (u.h.kind == kEager)
+        deliver_eager(r, u.source, u.h, u.data.data());
+      else
+        rt.deferred.push_back(Deferred{r, u.source, u.h, std::move(u.data)});
+      *req = r;
+      return static_cast<int>(DDT_SUCCESS);
+    }
+    rt.posted.push_back(r);
+    *req = r;
+    return static_cast<int>(DDT_SUCCESS);
+  });
+}
+
+int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {
+  ddt_request r = DDT_REQUEST_NULL;
+  if (int e = isend_as(buf, count, type, dest, tag, mode, true, &r)) return e;
+  return ddt_comm_wait(&r, nullptr);
+}
+
+int recv_as(void* buf, int64_t count, ddt_type type, int source, int tag, ddt_status* status) {
+  ddt_request r = DDT_REQUEST_NULL;
+  if (int e = irecv_as(buf, count, type, source, tag, true, &r)) return e;
+  return ddt_comm_wait(&r, status);
+}
+
 }  // namespace ddt::shm
 
 extern "C" {
@@ -565,9 +720,10 @@ int ddt_comm_finalize(void) {
   int e = spin([] {
     for (auto& q : rt.out)
       if (!q.empty()) return false;
-    return true;
+    return rt.detached == 0;  // buffered sends delivered too
   }, [] { return any_peer_dead(); });
   if (!e) e = ddt_comm_barrier();
+  engine_stop();
   rt.layouts.clear();
   rt.put_layouts.clear();
   rt.attacher.close();
@@ -591,57 +747,17 @@ int ddt_comm_size(int* size) {
 }
 
 int ddt_comm_isend(const void* buf, int64_t count, ddt_type type, int dest, int tag, ddt_request* req) {
-  if (!req) return DDT_ERR_ARG;
-  if (int e = check_args(buf, count, type, dest, tag, false)) return e;
-  return ddt::guarded([&] {
-    ddt_request r = new ddt_request_s;
-    r->send = true, r->sbuf = buf, r->count = count, r->type = type, r->peer = dest, r->tag = tag;
-    r->bytes = packed_size(type, count);
-    ddt::retain(type);  // the type may be freed while the send is in flight
-    r->id = rt.next_id++;
-    r->exchange = rt.exchange;
-    if (r->bytes <= kCellPayload) {
-      enqueue(dest, Outgoing{kEager, r});
-    } else {
-      rt.waiting[r->id] = r;
-      enqueue(dest, make_rts(r));
-    }
-    *req = r;
-    return static_cast<int>(DDT_SUCCESS);
-  });
+  return ddt_comm_isend_mode(buf, count, type, dest, tag, DDT_SEND_STANDARD, req);
+}
+
+int ddt_comm_isend_mode(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, ddt_request* req) {
+  if (ready() && !user_tag(tag, false)) return DDT_ERR_ARG;
+  return isend_as(buf, count, type, dest, tag, mode, false, req);
 }
 
 int ddt_comm_irecv(void* buf, int64_t count, ddt_type type, int source, int tag, ddt_request* req) {
-  if (!req) return DDT_ERR_ARG;
-  if (int e = check_args(buf, count, type, source, tag, true)) return e;
-  return ddt::guarded([&] {
-    ddt_request r = new ddt_request_s;
-    r->rbuf = buf, r->count = count, r->type = type, r->peer = source, r->tag = tag;
-    r->bytes = packed_size(type, count);
-    r->status.source = source, r->status.tag = tag;
-    ddt::retain(type);
-    {
-      struct Defer {  // matched rendezvous copies wait for the next wait or test
-        Defer() { rt.defer = true; }
-        ~Defer() { rt.defer = false; }
-      } defer;
-      progress();  // messages that have arrived are matched before this receive is
-    }
-    for (auto it = rt.unexpected.begin(); it != rt.unexpected.end(); ++it) {
-      if (!matches(r, it->source, it->h.tag)) continue;
-      Unexpected u = std::move(*it);
-      rt.unexpected.erase(it);
-      if (u.h.kind == kEager)
-        deliver_eager(r, u.source, u.h.tag, u.data.data(), u.h.bytes);
-      else
-        rt.deferred.push_back(Deferred{r, u.source, u.h, std::move(u.data)});
-      *req = r;
-      return static_cast<int>(DDT_SUCCESS);
-    }
-    rt.posted.push_back(r);
-    *req = r;
-    return static_cast<int>(DDT_SUCCESS);
-  });
+  if (ready() && !user_tag(tag, true)) return DDT_ERR_ARG;
+  return irecv_as(buf, count, type, source, tag, false, req);
 }
 
 int ddt_comm_test(ddt_request* req, int* done, ddt_status* status) {
@@ -693,15 +809,17 @@ int ddt_comm_waitall(int n, ddt_request reqs[], ddt_status statuses[]) {
 }
 
 int ddt_comm_send(const void* buf, int64_t count, ddt_type type, int dest, int tag) {
-  ddt_request r = DDT_REQUEST_NULL;
-  if (int e = ddt_comm_isend(buf, count, type, dest, tag, &r)) return e;
-  return ddt_comm_wait(&r, nullptr);
+  return ddt_comm_send_mode(buf, count, type, dest, tag, DDT_SEND_STANDARD);
+}
+
+int ddt_comm_send_mode(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {
+  if (ready() && !user_tag(tag, false)) return DDT_ERR_ARG;
+  return send_as(buf, count, type, dest, tag, mode);
 }
 
 int ddt_comm_recv(void* buf, int64_t count, ddt_type type, int source, int tag, ddt_status* status) {
-  ddt_request r = DDT_REQUEST_NULL;
-  if (int e = ddt_comm_irecv(buf, count, type, source, tag, &r)) return e;
-  return ddt_comm_wait(&r, status);
+  if (ready() && !user_tag(tag, true)) return DDT_ERR_ARG;
+  return recv_as(buf, count, type, source, tag, status);
 }
 
 int ddt_comm_barrier(void) {
@@ -735,8 +853,28 @@ int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries) {
 
 int ddt_comm_set_protocol(int protocol) {
   if (!ready()) return DDT_ERR_COMM;
-  if (protocol < DDT_PROTO_RGET || protocol > DDT_PROTO_COOP) return DDT_ERR_ARG;
+  if (protocol < DDT_PROTO_RGET || protocol > DDT_PROTO_HYBRID) return DDT_ERR_ARG;
   rt.protocol = protocol;
+  return DDT_SUCCESS;
+}
+
+int ddt_comm_set_chunking(int64_t min_bytes, int64_t chunk_bytes) {
+  if (!ready()) return DDT_ERR_COMM;
+  rt.chunk_min = min_bytes < 0 ? -1 : min_bytes;
+  if (chunk_bytes > 0) rt.chunk_bytes = chunk_bytes;
+  return DDT_SUCCESS;
+}
+
+int ddt_comm_set_engine_ratio(double ratio) {
+  if (!(ratio > 0) || !std::isfinite(ratio)) return DDT_ERR_ARG;
+  rt.engine_ratio = ratio;
+  return DDT_SUCCESS;
+}
+
+int ddt_comm_get_load(int rank, int64_t* pending_bytes) {
+  if (!ready()) return DDT_ERR_COMM;
+  if (!pending_bytes || rank < 0 || rank >= rt.size) return DDT_ERR_ARG;
+  *pending_bytes = rt.job->load[rank].bytes.load(std::memory_order_acquire);
   return DDT_SUCCESS;
 }
 

@@ -28,15 +28,18 @@ constexpr int64_t kCellBytes = 16384;    // a cell with its header
 // What a cell carries (kind) and its words. id names a request of the side that will read the
 // answer (an RTS names the sender's request, a CTS, DATA or IOV the receiver's); it is only ever
 // used as a key into the reader's own table of live requests, never dereferenced.
-//   eager   tag, bytes; the packed message in data
+//   eager   tag, bytes, id (the send), flags (kSync: answer FIN(id) on the match); the packed
+//           message in data
 //   rts     tag, bytes, id, addr and count of the send, seg (its heap segment or 0), flags
 //           (kHasHash: hash names the layout; kIovExchange*: the layout comes as piece lists;
 //           kResent: the layout again, for the receive id2 that asked), desc = bytes of the
 //           serialized layout that follow in data and in kMore cells
 //   cts     id (the send), id2 (the receive), flags (kNeedLayout, kSendIov, or neither: data);
 //           with kPut or kCoop (rendezvous.cpp's RPUT and COOP) also addr and count of the
-//           receive, offset = the receiver's share [0, offset) (coop), kHasHash and hash naming
-//           the receive's layout, desc = bytes of its serialized layout that follow (as rts)
+//           receive, offset = the receiver's share [0, offset) (coop), bytes = what the receiver
+//           added to the sender's load counter for its share, kChunk (copy it in chunks),
+//           kHasHash and hash naming the receive's layout, desc = bytes of its serialized layout
+//           that follow (as rts)
 //   data    id, offset, bytes: stream bytes [offset, offset + bytes) in data
 //   iov     id, offset, bytes, count: `count` iovecs in data, the sender's pieces of stream
 //           bytes [offset, offset + bytes)
@@ -55,6 +58,10 @@ enum CellFlags : uint32_t {
   kHasHash = 1, kIovNaive = 2, kIovPipelined = 4, kResent = 8,  // rts (kHasHash: cts too)
   kNeedLayout = 16, kSendIov = 32, kPut = 64, kCoop = 128,       // cts
   kFinRecv = 256, kRefused = 512, kFailed = 1024,                // fin
+  // rts and eager: the sender's call (seed 002's Table II): blocking, and its mode (kSync on an
+  // eager cell also asks for a FIN once it has matched)
+  kBlocking = 2048, kSync = 4096, kBuffered = 8192, kReady = 16384,
+  kChunk = 32768,                                                // cts: the sender's share in chunks
 };
 struct CellHeader {
   uint32_t kind;
@@ -94,6 +101,12 @@ struct alignas(64) JobHeader {
   std::atomic<int32_t> dead[kMaxRanks];   // set by the launcher when a rank has ended abnormally
   alignas(64) std::atomic<uint64_t> barrier_arrived;
   alignas(64) std::atomic<uint64_t> barrier_generation;
+  // COOP-load (seed 002, II-B2): each rank's stream bytes yet to copy, one cache line each (a
+  // rank adds to a peer's when it gives the peer a share; the peer subtracts as it copies).
+  struct alignas(64) Load {
+    std::atomic<int64_t> bytes;
+  };
+  Load load[kMaxRanks];
 };
 
 int64_t job_bytes(int size);

@@ -16,6 +16,8 @@
 //          the receive, one pass, no system call;
 //   cma    process_vm_readv with both sides' piece lists, at most 1024 pieces a call;
 //   pipe   CTS, and the sender packs the stream into data cells that the receiver unpacks.
+// Protocol, chosen by the receiver (ddt_comm_set_protocol; see "the protocols" below): RGET,
+// the above; RPUT, the sender writes the receive by CMA; COOP-p2p, both copy a half at once.
 // Every address that arrives from the sender is checked before it is read: a layout's whole span
 // (true bounds over count elements) must lie inside the segment it names, and with an iov
 // exchange every piece must; with CMA the kernel checks them against the sender's mappings.
@@ -27,7 +29,9 @@
 
 #include "cpu/arguments.hpp"
 #include "cpu/copy.hpp"
+#include "shm/engine.hpp"
 #include "shm/heap.hpp"
+#include "shm/protocol.hpp"
 #include "shm/runtime.hpp"
 #include "type/type.hpp"
 
@@ -184,11 +188,6 @@ bool cma_move(int peer, bool write, const Side& local, ddt_type remote, uint64_t
   return true;
 }
 
-// Stream bytes [0, n) of count elements of the sender's layout remote at its address addr.
-bool cma_copy(ddt_request r, int source, ddt_type remote, uint64_t addr, int64_t count, int64_t n, bool* refused) {
-  return cma_move(source, false, Side{r->rbuf, r->count, r->type}, remote, addr, count, 0, n, refused);
-}
-
 // ---- the mapped heap ---------------------------------------------------------------------------
 
 // [*lo, *hi): the bytes that count elements of t at address addr touch (their true bounds, the
@@ -283,43 +282,48 @@ uintptr_t heap_src(ddt_request r, int source, const Attachment& seg, ddt_type re
   return src;
 }
 
-// ---- the protocols (ddt_comm_set_protocol; seed 002, section II-A) -----------------------------
-// The receiver chooses, from its own setting, once it has matched the RTS and holds the sender's
-// layout, and says so in its CTS; the sender follows whatever the CTS says. So the choice is the
-// receiver's alone and needs no agreement (COOP-coll will make it from the receiver's call).
+// ---- the protocols (ddt_comm_set_protocol; seed 002, sections II-A and II-B) ------------------
+// The receiver chooses (protocol.hpp: its setting, both calls' kinds, the size, the pieces, the
+// load counters), once it has matched the RTS and holds the sender's layout, and says so in its
+// CTS; the sender follows whatever the CTS says. So the choice is the receiver's alone and needs
+// no agreement, and no control message is added to RGET's RTS/FIN.
+//   RGET  the receiver copies everything (heap, CMA or cells, select() above) and sends FIN.
 //   RPUT  CTS(kPut: the receive's layout, address, count); the sender writes every byte with
 //         process_vm_writev, sends FIN(kFinRecv) and is done; the receiver completes on it.
-//   COOP  CTS(kCoop, the same and the split); the receiver at once copies stream bytes [0, split)
+//   COOP  CTS(kCoop, the same and the split); the receiver copies stream bytes [0, split)
 //         (heap mapping or CMA read, as RGET does) and sends FIN; the sender, on the CTS, writes
 //         [split, n) and sends FIN(kFinRecv). Each completes when its share is done and the
 //         other's FIN has arrived: the sender's buffer must stay until the receiver has read its
 //         share, and the receive is not whole until the sender has written its share.
+// Every copy is a CopyJob (runtime.hpp) that the progress engine runs, whole or chunk by chunk
+// (COOP-chunked: cells from every peer are read between chunks), striped over the second engine
+// when the choice says so (COOP_HCA). Load counters (COOP-load): the receiver counts its share
+// in its own counter and, as the CTS goes out, the sender's share in the sender's (comm.cpp's
+// emit); each side uncounts its share chunk by chunk, and the rest when its copy fails.
 // The receive's layout travels memoized, as the sender's does (rt.put_sent, rt.put_layouts); a
 // sender that has evicted it asks again (kAgain). A CMA refused on either side (the FIN says so,
 // or the receiver finds it on its share) turns the transfer into data cells from byte 0: the
 // bytes already written are written again, the same.
 
-// The protocol of a receive whose RTS carried the sender's layout: RPUT and COOP need CMA (peers
-// map the heap read-only, so a sender cannot write a receive through it).
-int protocol_for() {
-  if (rt.protocol == DDT_PROTO_RGET || rt.mech == DDT_MECH_PIPE || !rt.cma) return DDT_PROTO_RGET;
-  return rt.protocol;
+void uncharge(ddt_request r, int64_t bytes) {
+  bytes = std::min(bytes, r->charged);
+  if (bytes <= 0) return;
+  r->charged -= bytes;
+  rt.job->load[rt.rank].bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
-// COOP's split of n stream bytes: the receiver copies [0, split), the sender the rest. Half each:
-// the two copies move disjoint bytes on two cores at one core's copy rate each (a single core's
-// copy, about 12.5 GB/s here, is what bounds RGET and RPUT), so equal shares end together. The
-// receiver starts one CTS earlier than the sender, which matters only for small messages, where
-// the hybrid protocol of issue 15 will choose another split or none. Rounded down to a cache
-// line, so that in a contiguous receive the two cores never write the same line.
-int64_t coop_split(int64_t n) { return (n / 2) & ~int64_t{63}; }
+void charge(ddt_request r, int64_t bytes) {
+  if (bytes <= 0) return;
+  r->charged += bytes;
+  rt.job->load[rt.rank].bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
 
 // Receiver: the CTS of an RPUT or COOP receive, its layout named by key and sent when this peer
 // may not have it (with_layout: the sender asked again).
 Outgoing put_cts(ddt_request r, int source, bool with_layout) {
   const int64_t t0 = now_ns();
   Outgoing o{kCts, r, r->sid};
-  o.flags = r->proto == DDT_PROTO_COOP ? kCoop : kPut;
+  o.flags = (r->proto == DDT_PROTO_COOP ? kCoop : kPut) | (r->chunked ? kChunk : 0u);
   if (rt.exchange == DDT_EXCHANGE_DESCRIPTOR) {
     o.body = serialized(r->type);
   } else {
@@ -342,48 +346,168 @@ void settle(ddt_request r) {
   complete(r, r->share_error ? r->share_error : static_cast<int>(r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS));
 }
 
-// Receiver: a matched RTS with the sender's layout remote, n stream bytes to deliver.
+// Queues the copy of stream bytes [from, to) of r with the peer's layout remote (retained by the
+// job): reading from the heap mapping at the local address src, by CMA from the peer's address,
+// or writing by CMA.
+void queue_copy(CopyJob::Kind kind, ddt_request r, int peer, ddt_type remote, uint64_t addr, int64_t rcount, int64_t from,
+                int64_t to, uint64_t seg) {
+  ddt::retain(remote);
+  CopyJob j{kind, r, peer, remote, addr, rcount, from, to, from};
+  j.seg = seg;
+  rt.copies.push_back(j);
+}
+
+// Receiver: a matched RTS with the sender's layout remote, and the choice made (RPUT or COOP)
+// for its stream bytes.
 void start_protocol(ddt_request r, int source, const Attachment* seg, ddt_type remote, const Hash& key, bool keyed,
-                    int64_t n) {
-  r->proto = protocol_for();
-  r->split = r->proto == DDT_PROTO_COOP ? coop_split(n) : 0;
+                    const Choice& c) {
+  r->proto = c.proto, r->split = c.split, r->chunked = c.chunked;
   if (!r->id) r->id = rt.next_id++;
   rt.waiting[r->id] = r;
-  enqueue(source, put_cts(r, source, false));
+  enqueue(source, put_cts(r, source, false));  // the sender's share is counted as it goes out
   if (r->proto == DDT_PROTO_RPUT) {
     ++rt.times.by_rput, ++rt.times.by_cma;
     r->share_done = true;  // the sender writes it all
     return;
   }
   ++rt.times.by_coop;
-  // This side's share, now: the sender writes the rest once the CTS reaches it.
-  bool ok, refused = false;
-  int64_t t0 = now_ns();
+  charge(r, r->split);
+  // This side's share, by the progress engine: the sender writes the rest once the CTS reaches it.
   if (seg) {  // the send lies in the sender's heap, mapped here (mech AUTO or HEAP)
     ++rt.times.by_heap;
     const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);
-    ok = src != 0;
-    t0 = now_ns();
-    if (ok) ddt::copy_range(reinterpret_cast<const void*>(src), r->rcount, remote, r->rbuf, r->count, r->type, r->split);
-  } else {
-    ++rt.times.by_cma;
-    ok = cma_move(source, false, Side{r->rbuf, r->count, r->type}, remote, r->raddr, r->rcount, 0, r->split, &refused);
+    if (src) return queue_copy(CopyJob::kHeapRead, r, source, remote, src, r->rcount, 0, r->split, r->rseg);
+    CopyJob failed{CopyJob::kHeapRead, r, source, DDT_TYPE_NULL, 0, 0, 0, r->split, 0};
+    failed.error = DDT_ERR_CORRUPT;
+    return copy_done(failed, false, false);
   }
-  rt.times.copy_ns += now_ns() - t0;
-  r->share_done = true;
+  ++rt.times.by_cma;
+  queue_copy(CopyJob::kCmaRead, r, source, remote, r->raddr, r->rcount, 0, r->split, 0);
+}
+
+// ---- running the copies ---------------------------------------------------------------------
+
+// Moves stream bytes [from, to) of job j; false on failure (*refused: CMA is not permitted).
+bool move_range(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
+  ddt_request r = j.r;
+  switch (j.kind) {
+    case CopyJob::kHeapRead:
+      ddt::copy_range(reinterpret_cast<const void*>(j.addr), j.rcount, j.remote, r->rbuf, r->count, r->type, from, to);
+      return true;
+    case CopyJob::kCmaRead:
+      return cma_move(j.peer, false, Side{r->rbuf, r->count, r->type}, j.remote, j.addr, j.rcount, from, to, refused);
+    default:
+      return cma_move(j.peer, true, Side{r->sbuf, r->count, r->type}, j.remote, j.addr, j.rcount, from, to, refused);
+  }
+}
+
+// The same, striped over this core and the second engine (COOP_HCA): the engine takes
+// R / (1 + R) of the range, from its end.
+bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
+  const double R = rt.engine_ratio;
+  const int64_t mid = from + (static_cast<int64_t>(static_cast<double>(to - from) / (1.0 + R)) & ~int64_t{63});
+  if (mid >= to || mid <= from) return move_range(j, from, to, refused);
+  bool engine_refused = false;
+  const CopyJob copy = j;
+  if (!engine_start([copy, mid, to, &engine_refused] { return move_range(copy, mid, to, &engine_refused); }))
+    return move_range(j, from, to, refused);
+  const bool mine = move_range(j, from, mid, refused);
+  const bool theirs = engine_wait();
+  *refused = *refused || engine_refused;
+  rt.times.engine_bytes += to - mid;
+  return mine && theirs;
+}
+
+}  // namespace
+
+// What follows a copy job, by role: RGET's receiver sends FIN and completes; COOP's receiver
+// sends FIN for its share and settles; a sender (RPUT, COOP) sends FIN(kFinRecv) and completes
+// when nothing else is awaited. ok: every byte moved; refused: CMA was not permitted.
+void copy_done(const CopyJob& j, bool ok, bool refused) {
+  ddt_request r = j.r;
+  uncharge(r, r->charged);  // whatever is left of this side's share: none of it will be copied now
+  if (ok) ++rt.times.copies, rt.times.copy_bytes += j.to - j.from;
+  if (r->send) {
+    if (refused) {  // not permitted here: the receiver asks for data cells
+      rt.cma = false;
+      r->await_cells = true;
+      Outgoing o{kFin, nullptr, r->rid, 0};
+      o.flags = kFinRecv | kRefused;
+      return enqueue(j.peer, o);
+    }
+    r->share_done = true;
+    if (!ok) r->share_error = peer_dead(j.peer) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+    Outgoing o{kFin, nullptr, r->rid, ok ? j.to - j.from : 0};
+    o.flags = kFinRecv | (ok ? 0u : static_cast<uint32_t>(kFailed));
+    enqueue(j.peer, o);
+    if (r->proto == DDT_PROTO_RPUT || r->peer_fin) complete(r, r->share_error);
+    return;
+  }
+  if (r->proto == DDT_PROTO_RGET) {
+    if (refused) {  // not permitted here: the pipelined path from now on
+      rt.cma = false;
+      --rt.times.by_cma, --rt.times.by_rget;
+      return ask(r, j.peer, 0);
+    }
+    return finish(r, j.peer, ok, j.to);
+  }
+  r->share_done = true;  // COOP's receiver
   if (refused) {  // no FIN: the sender's FIN comes, then the whole message in data cells
     rt.cma = false;
     r->share_refused = true;
     return;
   }
-  if (!ok) r->share_error = peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  if (!ok && !r->share_error) r->share_error = j.error ? j.error : peer_dead(j.peer) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
   Outgoing fin{kFin, nullptr, r->sid, ok ? r->split : 0};
   if (!ok) fin.flags = kFailed;
-  enqueue(source, fin);
+  enqueue(j.peer, fin);
   settle(r);
 }
 
-}  // namespace
+void run_copies() {
+  // Each job whole, or one chunk of each chunked one per call: the caller (progress) reads every
+  // peer's cells before the next chunk. Jobs queued by continuations run on the next call.
+  for (size_t i = 0, n = rt.copies.size(); i < n && !rt.copies.empty(); ++i) {
+    CopyJob j = rt.copies.front();
+    rt.copies.pop_front();
+    ddt_request r = j.r;
+    const int64_t step = r->chunked && rt.chunk_bytes > 0 ? rt.chunk_bytes : j.to - j.pos;
+    const int64_t upto = std::min(j.to, j.pos + step);
+    bool refused = false;
+    const int64_t t0 = now_ns();
+    const bool ok = upto <= j.pos || (r->engine ? move_striped(j, j.pos, upto, &refused) : move_range(j, j.pos, upto, &refused));
+    rt.times.copy_ns += now_ns() - t0;
+    if (ok && upto < j.to) {  // the next chunk after the next look at the cells
+      ++rt.times.chunks;
+      uncharge(r, upto - j.pos);
+      j.pos = upto;
+      rt.copies.push_back(j);
+      continue;
+    }
+    if (r->chunked && ok) ++rt.times.chunks;
+    const ddt_type remote = j.remote;
+    copy_done(j, ok, refused);
+    if (remote) ddt::release(remote);
+  }
+}
+
+void drop_copies(ddt_request r) {
+  for (auto it = rt.copies.begin(); it != rt.copies.end();) {
+    if (it->r != r) {
+      ++it;
+      continue;
+    }
+    if (it->remote) ddt::release(it->remote);
+    it = rt.copies.erase(it);
+  }
+  uncharge(r, r->charged);
+}
+
+bool segment_busy(int peer, uint64_t seg) {
+  for (const CopyJob& j : rt.copies)
+    if (j.kind == CopyJob::kHeapRead && j.peer == peer && j.seg == seg) return true;
+  return false;
+}
 
 void on_put_fin(ddt_request r, int source, const CellHeader& h) {
   if (r->proto == DDT_PROTO_RGET || r->peer_fin) return;  // not waiting for one: ignored
@@ -404,13 +528,32 @@ void on_again(ddt_request r, int source) {
 }
 
 void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body, int64_t nbody) {
-  if (s->share_done || s->await_cells) return;  // a CTS too many: ignored
+  if (s->share_taken) {  // a CTS too many: ignored, and what it counted uncounted
+    if (h.bytes > 0) rt.job->load[rt.rank].bytes.fetch_sub(h.bytes, std::memory_order_relaxed);
+    return;
+  }
+  // The protocol from the first CTS on, even one this side must ask again for: the receiver's
+  // FIN for its share may come before this side's copy starts, and must not be taken for RGET's.
   s->proto = (h.flags & kCoop) ? DDT_PROTO_COOP : DDT_PROTO_RPUT;
   s->rid = h.id2;
-  auto fin = [&](uint32_t flags, int64_t bytes) {
-    Outgoing o{kFin, nullptr, h.id2, bytes};
+  // What the receiver counted for this side's share: this side uncounts it, all of it, whatever
+  // happens below (a hostile count only skews the balance, never this side's bookkeeping).
+  const int64_t counted = std::max<int64_t>(0, h.bytes);
+  s->charged = counted;
+  auto fail = [&](uint32_t flags) {
+    s->share_taken = true;
+    uncharge(s, s->charged);
+    if (flags & kRefused) {
+      rt.cma = false;
+      s->await_cells = true;
+    } else {
+      s->share_done = true;
+      s->share_error = peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+    }
+    Outgoing o{kFin, nullptr, h.id2, 0};
     o.flags = kFinRecv | flags;
     enqueue(source, o);
+    if (!(flags & kRefused) && (s->proto == DDT_PROTO_RPUT || s->peer_fin)) complete(s, s->share_error);
   };
   // The receive's layout: from the body (into the cache when keyed), or from the cache.
   int64_t t0 = now_ns();
@@ -434,6 +577,7 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
     remote = rt.put_layouts.find(source, key);
     if (!remote) {  // evicted here: the receiver sends the CTS again, with the layout
       ++rt.times.layout_requests;
+      uncharge(s, s->charged);  // the CTS that comes again counts it again
       Outgoing o{kAgain};
       o.id = h.id2;
       return enqueue(source, o);
@@ -446,29 +590,17 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
   int64_t total = -1;
   bool ok = remote != DDT_TYPE_NULL && ddt::stream(remote, h.count, 0, &total) == DDT_SUCCESS;
   const int64_t n = ok ? std::min(s->bytes, total) : 0;
-  const int64_t from = s->proto == DDT_PROTO_COOP ? h.offset : 0;
+  const int64_t from = (h.flags & kCoop) ? h.offset : 0;
   ok = ok && from >= 0 && from <= n;
-  bool refused = !rt.cma;
-  if (ok && !refused) {
-    t0 = now_ns();
-    ok = cma_move(source, true, Side{s->sbuf, s->count, s->type}, remote, h.addr, h.count, from, n, &refused);
-    rt.times.copy_ns += now_ns() - t0;
+  if (!ok || !rt.cma) {
+    if (owned) ddt_type_free(&remote);
+    return fail(ok ? static_cast<uint32_t>(kRefused) : static_cast<uint32_t>(kFailed));
   }
-  if (owned) ddt_type_free(&remote);
-  if (refused) {  // not permitted here: the receiver asks for data cells
-    rt.cma = false;
-    s->await_cells = true;
-    return fin(kRefused, 0);
-  }
-  s->share_done = true;
-  if (!ok) s->share_error = peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
-  fin(ok ? 0u : static_cast<uint32_t>(kFailed), ok ? n - from : 0);
-  if (s->proto == DDT_PROTO_RPUT || s->peer_fin) complete(s, s->share_error);
+  s->share_taken = true;
+  s->chunked = (h.flags & kChunk) != 0;
+  queue_copy(CopyJob::kCmaWrite, s, source, remote, h.addr, h.count, from, n, 0);
+  if (owned) ddt_type_free(&remote);  // the job holds its own reference
 }
-
-namespace {
-
-}  // namespace
 
 std::shared_ptr<const std::string> serialized(ddt_type t) {
   int64_t need = 0;
@@ -481,6 +613,9 @@ std::shared_ptr<const std::string> serialized(ddt_type t) {
 Outgoing make_rts(ddt_request r) {
   const int64_t t0 = now_ns();
   Outgoing o{kRts, r};
+  // The sender's call, for COOP-coll's table (seed 002, Table II).
+  o.flags = (r->blocking ? kBlocking : 0u) | (r->mode == DDT_SEND_SYNC ? kSync : 0u) |
+            (r->mode == DDT_SEND_BUFFERED ? kBuffered : 0u) | (r->mode == DDT_SEND_READY ? kReady : 0u);
   // The heap segment the whole send lies in, its descriptor sent to the peer if not yet.
   uintptr_t lo, hi;
   if (rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable() &&
@@ -519,6 +654,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   if (!(h.flags & kResent)) {
     r->status.source = source, r->status.tag = h.tag;
     r->msg = h.bytes, r->sid = h.id, r->raddr = h.addr, r->rcount = h.count, r->rseg = h.seg;
+    r->send_flags = h.flags;
     ++rt.times.receives;
   }
   const int64_t n = std::min(r->msg, r->bytes);
@@ -561,46 +697,49 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
     ++rt.times.cache_hits;
   }
   rt.times.translate_ns += now_ns() - t0;
+  struct Owned {  // a layout deserialized for this message only: freed on every path out
+    ddt_type t;
+    ~Owned() {
+      if (t) ddt_type_free(&t);
+    }
+  } own{owned ? remote : DDT_TYPE_NULL};
 
   // The peer's count is checked as any caller's (no negative count, no overflow) before the
   // layout is taken to describe the message.
   int64_t total = -1;
-  bool ok = ddt::stream(remote, r->rcount, 0, &total) == DDT_SUCCESS && total == r->msg;
+  if (ddt::stream(remote, r->rcount, 0, &total) != DDT_SUCCESS || total != r->msg) return finish(r, source, false, 0);
   const bool keyed = (h.flags & kHasHash) != 0;
-  if (ok && protocol_for() != DDT_PROTO_RGET) {  // RPUT or COOP: the sender copies, all or part
-    start_protocol(r, source, seg, remote, key, keyed, n);
-    if (owned) ddt_type_free(&remote);
-    return;
+  // The protocol: RPUT and COOP need CMA (peers map the heap read-only, so a sender cannot write
+  // a receive through it).
+  Ask a{};
+  a.setting = rt.mech == DDT_MECH_PIPE || !rt.cma ? DDT_PROTO_RGET : rt.protocol;
+  a.send_blocking = (r->send_flags & kBlocking) != 0;
+  a.send_mode = (r->send_flags & kBuffered) ? DDT_SEND_BUFFERED : (r->send_flags & kSync) ? DDT_SEND_SYNC
+              : (r->send_flags & kReady) ? DDT_SEND_READY : DDT_SEND_STANDARD;
+  a.recv_blocking = r->blocking;
+  a.n = n;
+  const int64_t pieces = std::max(pieces_of(remote, r->rcount), pieces_of(r->type, r->count));
+  a.avg_piece = n / std::max<int64_t>(1, pieces);
+  a.load_self = rt.job->load[rt.rank].bytes.load(std::memory_order_relaxed);
+  a.load_peer = rt.job->load[source].bytes.load(std::memory_order_relaxed);
+  a.chunk_min = rt.chunk_min;
+  const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
+  if (c.proto != DDT_PROTO_RGET) return start_protocol(r, source, seg, remote, key, keyed, c);
+  r->proto = DDT_PROTO_RGET, r->chunked = c.chunked, r->engine = c.engine;
+  const Mech m = select(r, seg, remote, n);
+  if (m == Mech::kHeap) {
+    ++rt.times.by_heap, ++rt.times.by_rget;
+    const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);
+    if (!src) return finish(r, source, false, 0);
+    charge(r, n);
+    return queue_copy(CopyJob::kHeapRead, r, source, remote, src, r->rcount, 0, n, r->rseg);
   }
-  if (ok) {
-    const Mech m = select(r, seg, remote, n);
-    if (m == Mech::kHeap) {
-      const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);
-      ok = src != 0;
-      ++rt.times.by_heap, ++rt.times.by_rget;
-      if (ok) {
-        t0 = now_ns();
-        ddt::copy_range(reinterpret_cast<const void*>(src), r->rcount, remote, r->rbuf, r->count, r->type, n);
-        rt.times.copy_ns += now_ns() - t0;
-      }
-    } else if (m == Mech::kCma) {
-      bool refused = false;
-      t0 = now_ns();
-      ok = cma_copy(r, source, remote, r->raddr, r->rcount, n, &refused);
-      rt.times.copy_ns += now_ns() - t0;
-      if (!refused) ++rt.times.by_cma, ++rt.times.by_rget;
-      if (refused) {  // not permitted here: the pipelined path from now on
-        rt.cma = false;
-        if (owned) ddt_type_free(&remote);
-        return ask(r, source, 0);
-      }
-    } else {
-      if (owned) ddt_type_free(&remote);
-      return ask(r, source, 0);
-    }
+  if (m == Mech::kCma) {
+    ++rt.times.by_cma, ++rt.times.by_rget;
+    charge(r, n);
+    return queue_copy(CopyJob::kCmaRead, r, source, remote, r->raddr, r->rcount, 0, n, 0);
   }
-  if (owned) ddt_type_free(&remote);
-  finish(r, source, ok, n);  // done, or a layout that fails validation: either way the sender is released
+  ask(r, source, 0);
 }
 
 void on_iov(ddt_request r, int source, const CellHeader& h, const char* data) {

@@ -55,6 +55,19 @@ struct ddt_request_s {
   int64_t split = 0;
   bool share_done = false, peer_fin = false, share_refused = false, await_cells = false;
   int share_error = DDT_SUCCESS;
+  // The call that made the request (seed 002's Table II): blocking (send, recv, and the runtime's
+  // collectives' blocking calls) or not, and a send's mode (DDT_SEND_*). A detached request is a
+  // buffered send's own copy of the message (sbuf from the heap, owned): nobody waits for it, and
+  // progress frees it, with its buffer, once it completes.
+  bool blocking = false, detached = false;
+  int mode = DDT_SEND_STANDARD;
+  uint32_t send_flags = 0;  // receive: the RTS's flags (the sender's call)
+  // Either side: the stream bytes this process counted in its load counter for this request
+  // (COOP-load), uncounted as its copies end or fail; whether its copy runs in chunks and on
+  // the second engine too (COOP_HCA), as the protocol's choice said.
+  int64_t charged = 0;
+  bool chunked = false, engine = false;
+  bool share_taken = false;  // send: a CTS has given this side its share (later ones are ignored)
 };
 
 namespace ddt::shm {
@@ -95,6 +108,21 @@ struct Deferred {
   std::vector<char> body;
 };
 
+// A copy this process has to make for a rendezvous (its share, or the whole message), run by
+// the progress engine: whole, or a chunk at a time when chunked, with cells from every peer read
+// between chunks (COOP-chunked). remote is retained by the job (a cache may evict it meanwhile).
+struct CopyJob {
+  enum Kind { kHeapRead, kCmaRead, kCmaWrite } kind;
+  ddt_request r;
+  int peer;
+  ddt_type remote;
+  uint64_t addr;   // heap read: the local address of the sender's buffer in the mapping; CMA: the peer's
+  int64_t rcount;
+  int64_t from, to, pos;  // stream bytes [from, to); pos: copied up to here
+  uint64_t seg = 0;       // heap read: the peer's segment it reads (kept mapped until the job ends)
+  int error = DDT_SUCCESS;
+};
+
 struct Runtime {
   JobHeader* job = nullptr;
   int rank = -1, size = 0;
@@ -122,8 +150,29 @@ struct Runtime {
   LayoutCache put_layouts;
   SentSet put_sent;
   ddt_comm_times times{};
+  // Copies waiting for the progress engine (CopyJob), in the order they were decided.
+  std::deque<CopyJob> copies;
+  // Chunking (ddt_comm_set_chunking) and COOP_HCA's engine ratio.
+  int64_t chunk_min = 0, chunk_bytes = 0;
+  double engine_ratio = 1.0;
+  // Requests that completed while detached (buffered sends' own copies): freed by progress.
+  std::vector<ddt_request> orphans;
+  int64_t detached = 0;  // buffered sends' own copies not yet delivered
+  // Segments a peer freed (kUnmap) while a copy job still reads them: dropped once it is done.
+  std::vector<std::pair<int, uint64_t>> late_unmaps;
 };
 extern Runtime rt;
+
+// Tags of the runtime's own messages (collectives.cpp): negative, so that no user's receive,
+// DDT_ANY_TAG included, ever matches them; each collective takes kCollTag - its number.
+constexpr int kCollTag = -16;
+// Point-to-point as the public calls, with any tag (internal ones included) and the call's kind
+// said explicitly: blocking (as ddt_comm_send and ddt_comm_recv are) or not, and a send's mode.
+// The blocking forms are the non-blocking ones followed by ddt_comm_wait.
+int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req);
+int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool blocking, ddt_request* req);
+int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode);
+int recv_as(void* buf, int64_t count, ddt_type type, int source, int tag, ddt_status* status);
 
 // Bodies longer than this are refused as broken (a layout is O(description), far below it).
 constexpr int64_t kMaxBody = int64_t{256} << 20;
@@ -151,6 +200,14 @@ void on_iov(ddt_request r, int source, const CellHeader& h, const char* data);
 void on_layout(int source, const CellHeader& h, const char* body, int64_t nbody);
 // Sender: the serialized layout of r's type (for a resend).
 std::shared_ptr<const std::string> serialized(ddt_type t);
+// Either side: runs the copy jobs (rt.copies): each whole, or one chunk of each chunked one.
+void run_copies();
+// What follows a job's last chunk (or its failure): FINs, completion, the load uncounted.
+void copy_done(const CopyJob& j, bool ok, bool refused);
+// Removes r's copy jobs (r has failed) and uncounts what it had counted.
+void drop_copies(ddt_request r);
+// Whether a copy job reads the peer's heap segment seg.
+bool segment_busy(int peer, uint64_t seg);
 // Sender: a CTS of RPUT or COOP (kPut, kCoop: the receive's layout, address, count and split).
 void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body, int64_t nbody);
 // Receiver: the sender's FIN of an RPUT or COOP receive (kFinRecv).

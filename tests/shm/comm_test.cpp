@@ -1081,11 +1081,19 @@ int main(int argc, char** argv) {
   if (g_mode != "wildcard" && ddt_comm_get_times(&t) == DDT_SUCCESS && t.receives > 0) {
     const char* mech = std::getenv("DDTKIT_MECH");
     const std::string m = mech ? mech : "auto";
-    const std::string proto = std::getenv("DDTKIT_PROTOCOL") ? std::getenv("DDTKIT_PROTOCOL") : "rget";
+    // Unset: HYBRID, the default. The dynamic protocols choose RGET, RPUT or COOP per message;
+    // chunked is COOP-p2p in chunks, hca RGET striped over the second engine.
+    std::string proto = std::getenv("DDTKIT_PROTOCOL") ? std::getenv("DDTKIT_PROTOCOL") : "hybrid";
+    if (proto == "chunked") proto = "coop";
+    if (proto == "hca") proto = "rget";
+    const bool dynamic = proto == "hybrid" || proto == "coll" || proto == "load";
     const std::string exch = std::getenv("DDTKIT_EXCHANGE") ? std::getenv("DDTKIT_EXCHANGE") : "memoized";
     const bool iov_exchange = exch == "naive" || exch == "pipelined";
-    const int64_t want = m == "pipe" ? t.by_cells : m == "cma" ? t.by_cma : (m == "heap" && g_heap) ? t.by_heap
-                                                                                                    : t.by_heap + t.by_cma + t.by_cells;
+    // A dynamic protocol's RPUT, and COOP's share of the sender, write by CMA whatever the
+    // mechanism (peers map the heap read-only).
+    const int64_t want = m == "pipe" ? t.by_cells : m == "cma" ? t.by_cma
+                       : (m == "heap" && g_heap) ? (dynamic ? t.by_heap + t.by_cma : t.by_heap)
+                                                 : t.by_heap + t.by_cma + t.by_cells;
     if (g_small_cache > 0 && g_rank % 2 == 0)
       check(t.layout_requests > 0, "a layout cache of %lld entries never asked for an evicted layout",
             (long long)g_small_cache);
@@ -1101,9 +1109,10 @@ int main(int argc, char** argv) {
     // The protocol forced (DDTKIT_PROTOCOL) is the one that moved every rendezvous receive, where
     // it applies (not with DDTKIT_MECH=pipe or the iov exchanges: those run as RGET).
     const bool applies = m != "pipe" && !iov_exchange;
-    const int64_t by_proto = !applies || proto == "rget" ? t.by_rget + t.by_cells : proto == "rput" ? t.by_rput : t.by_coop;
-    check(by_proto == t.receives && (proto == "rput" || !applies || t.by_rput == 0) &&
-              (proto == "coop" || !applies || t.by_coop == 0),
+    const int64_t by_proto = dynamic ? t.by_rget + t.by_cells + t.by_rput + t.by_coop
+                           : !applies || proto == "rget" ? t.by_rget + t.by_cells : proto == "rput" ? t.by_rput : t.by_coop;
+    check(by_proto == t.receives && (dynamic || proto == "rput" || !applies || t.by_rput == 0) &&
+              (dynamic || proto == "coop" || !applies || t.by_coop == 0),
           "DDTKIT_PROTOCOL=%s: %lld rendezvous receives, %lld by it (rget %lld, rput %lld, coop %lld, cells %lld)",
           proto.c_str(), (long long)t.receives, (long long)by_proto, (long long)t.by_rget, (long long)t.by_rput,
           (long long)t.by_coop, (long long)t.by_cells);

@@ -1,0 +1,46 @@
+// Which rendezvous protocol moves a message, and how (seed 002, sections II-A and II-B): the
+// receiver's choice, made once it has matched the RTS and knows both layouts, and told to the
+// sender in its CTS. Pure functions of what the receiver knows; the thresholds and the
+// measurements that chose them are in protocol.cpp.
+#pragma once
+#include <cstdint>
+
+namespace ddt::shm {
+
+// What the receiver knows when it chooses.
+struct Ask {
+  int setting;          // the receiver's ddt_comm_set_protocol
+  bool send_blocking;   // the sender's call blocks (send, ssend, rsend; the RTS says so)
+  int send_mode;        // DDT_SEND_*
+  bool recv_blocking;   // the receiver's call blocks (recv)
+  int64_t n;            // stream bytes to move
+  int64_t avg_piece;    // n over the pieces of the finer side: what each CMA write would move
+  int64_t load_self, load_peer;  // the two processes' load counters (COOP-load)
+  int64_t chunk_min;    // ddt_comm_set_chunking's threshold (< 0: never)
+};
+
+// The protocol chosen: DDT_PROTO_RGET, RPUT or COOP, the receiver's share [0, split) (n for
+// RGET, 0 for RPUT), whether the copies run in chunks, and whether the receiver's copy is
+// striped over the second engine.
+struct Choice {
+  int proto;
+  int64_t split;
+  bool chunked, engine;
+};
+
+Choice choose(const Ask& a);
+
+// seed 002's Table II: the protocol for a sender's call and a receiver's.
+int table2(bool send_blocking, int send_mode, bool recv_blocking);
+
+// The smallest message for which the dynamic protocols let the sender copy (below it the CTS
+// round trip costs more than a second core gains), and the shortest average piece a CMA write
+// pays for.
+extern const int64_t kCoopMinBytes;
+extern const int64_t kCmaWriteMinPiece;
+// COOP-chunked's defaults (ddt_comm_set_chunking): copies of messages from kChunkMinBytes on,
+// kChunkBytes at a time.
+extern const int64_t kChunkMinBytes;
+extern const int64_t kChunkBytes;
+
+}  // namespace ddt::shm
