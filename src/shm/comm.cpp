@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -110,7 +111,20 @@ bool ddt::shm::peer_dead(int peer) {
   if (peer < 0 || peer >= rt.size) return false;
   if (rt.job->dead[peer].load(std::memory_order_acquire)) return true;
   const pid_t pid = static_cast<pid_t>(rt.job->pid[peer].load(std::memory_order_acquire));
-  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  // A process killed a moment ago is a zombie until its parent reaps it, and kill() still
+  // finds it; its memory is gone already, so a copy from it fails first. Its state in /proc
+  // says it has ended (a copy that failed then is the peer's death, not a corrupt message).
+  char path[64], stat[256];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  const size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+  std::fclose(f);
+  stat[n] = '\0';
+  const char* close = std::strrchr(stat, ')');  // the state follows the command's name
+  return close && (close[1] == ' ') && (close[2] == 'Z' || close[2] == 'X');
 }
 
 namespace {

@@ -41,6 +41,12 @@ namespace {
 
 constexpr int64_t kMaxIov = 1024;  // the kernel's limit per process_vm_readv call (IOV_MAX)
 
+// Set by a CMA call that found no process (ESRCH): the peer is exiting. A process killed a moment
+// ago loses its memory before it is a zombie, let alone reaped, so the pid probe of peer_dead()
+// can still find it while its copy has already failed; the copy's failure is its death then,
+// not a corrupt message. Per thread: the second engine's calls set their own.
+thread_local bool t_vanished = false;
+
 // ---- the cost model -----------------------------------------------------------------------------
 // heap: plain loads from a mapping, no per-piece or per-call kernel cost, one pass: chosen
 //   whenever the send buffer is in the heap and the segment is mapped (its only cost, mapping on
@@ -156,6 +162,7 @@ bool cma_zip(pid_t pid, bool write, const Side& local, const struct iovec* remot
       *refused = true;
       return false;
     }
+    if (got < 0 && errno == ESRCH) t_vanished = true;  // the peer is exiting: its memory is gone
     if (got != lb) return false;
     lo += lb;
   }
@@ -249,11 +256,11 @@ bool pull(ddt_request r, int source, struct iovec* pieces, int64_t n, int64_t of
   return ok;
 }
 
-void finish(ddt_request r, int source, bool ok, int64_t n) {
+void finish(ddt_request r, int source, bool ok, int64_t n, bool gone = false) {
   r->status.bytes = ok ? n : 0;
   // A copy that failed because the sender died (CMA reads a gone process) is the peer's failure,
   // not a corrupt message: the application must see DDT_ERR_PEER as for any other operation.
-  const int error = ok ? (r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS) : peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  const int error = ok ? (r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS) : (gone || peer_dead(source)) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
   complete(r, error);
   enqueue(source, Outgoing{kFin, nullptr, r->sid, ok ? n : 0});
 }
@@ -425,6 +432,8 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
 // when nothing else is awaited. ok: every byte moved; refused: CMA was not permitted.
 void copy_done(const CopyJob& j, bool ok, bool refused) {
   ddt_request r = j.r;
+  const bool gone = t_vanished || peer_dead(j.peer);
+  t_vanished = false;
   uncharge(r, r->charged);  // whatever is left of this side's share: none of it will be copied now
   if (ok) ++rt.times.copies, rt.times.copy_bytes += j.to - j.from;
   if (r->send) {
@@ -436,7 +445,7 @@ void copy_done(const CopyJob& j, bool ok, bool refused) {
       return enqueue(j.peer, o);
     }
     r->share_done = true;
-    if (!ok) r->share_error = peer_dead(j.peer) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+    if (!ok) r->share_error = gone ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
     Outgoing o{kFin, nullptr, r->rid, ok ? j.to - j.from : 0};
     o.flags = kFinRecv | (ok ? 0u : static_cast<uint32_t>(kFailed));
     enqueue(j.peer, o);
@@ -449,7 +458,7 @@ void copy_done(const CopyJob& j, bool ok, bool refused) {
       --rt.times.by_cma, --rt.times.by_rget;
       return ask(r, j.peer, 0);
     }
-    return finish(r, j.peer, ok, j.to);
+    return finish(r, j.peer, ok, j.to, gone);
   }
   r->share_done = true;  // COOP's receiver
   if (refused) {  // no FIN: the sender's FIN comes, then the whole message in data cells
@@ -457,7 +466,7 @@ void copy_done(const CopyJob& j, bool ok, bool refused) {
     r->share_refused = true;
     return;
   }
-  if (!ok && !r->share_error) r->share_error = j.error ? j.error : peer_dead(j.peer) ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
+  if (!ok && !r->share_error) r->share_error = j.error ? j.error : gone ? DDT_ERR_PEER : DDT_ERR_CORRUPT;
   Outgoing fin{kFin, nullptr, r->sid, ok ? r->split : 0};
   if (!ok) fin.flags = kFailed;
   enqueue(j.peer, fin);

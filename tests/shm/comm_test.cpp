@@ -986,6 +986,9 @@ int mode_killpeer_copy(const std::string& how, const std::string& role) {
   const char* proto = std::getenv("DDTKIT_PROTOCOL");
   if (proto && std::strcmp(proto, "coop") == 0 && rank1_sends)
     check(tm.by_coop == 1, "killpeer: the receive did not run as COOP (by_coop %lld)", (long long)tm.by_coop);
+  int64_t load = -1;  // this survivor's share of the failed transfer is uncounted too
+  check(ddt_comm_get_load(0, &load) == DDT_SUCCESS && load == 0, "killpeer: the survivor's load counter is %lld",
+        (long long)load);
   if (failed) std::printf("comm_test: peer failure detected (%s after %.2f s)\n", err_name(e), dt);
   std::fflush(stdout);
   ddt_comm_finalize();  // its result is not judged: the job is broken; it must only return
@@ -1117,6 +1120,14 @@ int main(int argc, char** argv) {
           proto.c_str(), (long long)t.receives, (long long)by_proto, (long long)t.by_rget, (long long)t.by_rput,
           (long long)t.by_coop, (long long)t.by_cells);
   }
+  // COOP-load's counters are back at zero once every transfer has ended (issue 15): after a
+  // barrier, every rank's, read by every rank.
+  if (ddt_comm_barrier() == DDT_SUCCESS)
+    for (int r = 0; r < g_size; ++r) {
+      int64_t l = -1;
+      check(ddt_comm_get_load(r, &l) == DDT_SUCCESS && l == 0, "rank %d's load counter is %lld after the run", r,
+            (long long)l);
+    }
   // Rank 0 gathers the counts (itself a last exchange) and prints the closing line.
   int64_t counts[2] = {g_passed, g_failed};
   if (g_rank != 0) {

@@ -1,0 +1,364 @@
+// The rendezvous protocols' choices and the send modes (issue 15), under `ddtkit run -n N`:
+//   table2   seed 002's Table II: every sender's call (send, isend, bsend, ibsend, ssend, issend,
+//            rsend, irsend) against recv and irecv under COOP_COLL, and the same under HYBRID
+//            (isend/irecv there goes by the load counters: COOP when both are idle; a message
+//            too small, or of pieces too short for a CMA write, goes by RGET). The receiver's
+//            protocol counters say which protocol moved it; every byte is checked.
+//   modes    a synchronous send is not complete before its receive is posted (eager and
+//            rendezvous); a buffered send is complete at once and its buffer free for reuse.
+//   load     random isend/irecv exchanges between every pair under COOP_LOAD, truncated
+//            receives among them: every load counter is zero after each round.
+//   chunks   COOP_CHUNKED with 64 KiB chunks, two senders at once into one receiver: the chunk
+//            counters, the bytes; COOP_HCA: the second engine moved part of each copy.
+// Every part ends with every rank's load counter at zero (ddt_comm_get_load). Rank 0 prints
+// "protocol_test: N passed, M failed".
+#include <sched.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ddtkit.h"
+
+namespace {
+
+int g_rank = 0, g_size = 0;
+int64_t g_passed = 0, g_failed = 0;
+const char* g_part = "";
+
+bool check(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+bool check(bool ok, const char* fmt, ...) {
+  if (ok) return ++g_passed, true;
+  if (++g_failed <= 25) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    std::fprintf(stderr, "protocol_test: rank %d FAIL (%s): %s\n", g_rank, g_part, msg);
+  }
+  return false;
+}
+
+const char* err(int e) { return ddt_error_string(e) ? ddt_error_string(e) : "?"; }
+
+unsigned char pattern(uint64_t seed, int64_t i) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(i) * 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 29;
+  return static_cast<unsigned char>(x * 0x94d049bb133111ebULL >> 56);
+}
+
+// A vector of count blocks of block bytes at stride bytes (one element), committed.
+ddt_type vector(int64_t count, int64_t block, int64_t stride) {
+  ddt_type t = DDT_TYPE_NULL;
+  check(ddt_type_hvector(count, block, stride, DDT_BYTE, &t) == DDT_SUCCESS && ddt_type_commit(t) == DDT_SUCCESS,
+        "building hvector(%lld, %lld, %lld)", (long long)count, (long long)block, (long long)stride);
+  return t;
+}
+
+// Stream byte i of a vector element lies at (i / block) * stride + i % block.
+int64_t at(int64_t i, int64_t block, int64_t stride) { return i / block * stride + i % block; }
+
+void barrier() { check(ddt_comm_barrier() == DDT_SUCCESS, "barrier"); }
+
+// Every rank's load counter is zero (after a barrier that follows every transfer's end).
+void loads_zero(const char* when) {
+  barrier();
+  for (int r = 0; r < g_size; ++r) {
+    int64_t l = -1;
+    check(ddt_comm_get_load(r, &l) == DDT_SUCCESS && l == 0, "%s: rank %d's load counter is %lld", when, r, (long long)l);
+  }
+  barrier();
+}
+
+ddt_comm_times times() {
+  ddt_comm_times t{};
+  ddt_comm_get_times(&t);
+  return t;
+}
+
+// ---- table2 -------------------------------------------------------------------------------
+
+enum Call { kSend, kIsend, kBsend, kIbsend, kSsend, kIssend, kRsend, kIrsend };
+const char* kCallName[] = {"send", "isend", "bsend", "ibsend", "ssend", "issend", "rsend", "irsend"};
+
+// Seed 002's Table II, written out as the paper prints it.
+int table2(Call c, bool recv_blocking) {
+  switch (c) {
+    case kSend: case kSsend: case kRsend: return recv_blocking ? DDT_PROTO_COOP : DDT_PROTO_RPUT;
+    case kBsend: case kIbsend: return recv_blocking ? DDT_PROTO_RGET : DDT_PROTO_RPUT;
+    default: return recv_blocking ? DDT_PROTO_RGET : DDT_PROTO_COOP;  // isend, issend, irsend
+  }
+}
+
+int send_call(Call c, const void* buf, ddt_type t, int dest, int tag) {
+  const int mode = (c == kBsend || c == kIbsend) ? DDT_SEND_BUFFERED : (c == kSsend || c == kIssend) ? DDT_SEND_SYNC
+                 : (c == kRsend || c == kIrsend) ? DDT_SEND_READY : DDT_SEND_STANDARD;
+  const bool blocking = c == kSend || c == kBsend || c == kSsend || c == kRsend;
+  if (blocking) return ddt_comm_send_mode(buf, 1, t, dest, tag, mode);
+  ddt_request r = DDT_REQUEST_NULL;
+  if (int e = ddt_comm_isend_mode(buf, 1, t, dest, tag, mode, &r)) return e;
+  return ddt_comm_wait(&r, nullptr);
+}
+
+// One message from rank 0 to rank 1 of n bytes, sent as a vector of `block` blocks at twice the
+// block's stride and received contiguous; returns the protocol the receiver's counters name
+// (-1 when none or several moved it).
+int transfer(Call c, bool recv_blocking, int64_t n, int64_t block, uint64_t seed) {
+  const int64_t stride = 2 * block;
+  ddt_type st = vector(n / block, block, stride);
+  std::vector<unsigned char> sbuf(static_cast<size_t>(n / block * stride)), rbuf(static_cast<size_t>(n));
+  int proto = -1;
+  if (g_rank == 0) {
+    for (int64_t i = 0; i < n; ++i) sbuf[static_cast<size_t>(at(i, block, stride))] = pattern(seed, i);
+    const int e = send_call(c, sbuf.data(), st, 1, 7);
+    check(e == DDT_SUCCESS, "%s of %lld B returned %s", kCallName[c], (long long)n, err(e));
+  } else if (g_rank == 1) {
+    const ddt_comm_times before = times();
+    int e;
+    if (recv_blocking) {
+      e = ddt_comm_recv(rbuf.data(), n, DDT_BYTE, 0, 7, nullptr);
+    } else {
+      ddt_request r = DDT_REQUEST_NULL;
+      e = ddt_comm_irecv(rbuf.data(), n, DDT_BYTE, 0, 7, &r);
+      if (!e) e = ddt_comm_wait(&r, nullptr);
+    }
+    const ddt_comm_times after = times();
+    check(e == DDT_SUCCESS, "%s/%s of %lld B: the receive returned %s", kCallName[c], recv_blocking ? "recv" : "irecv",
+          (long long)n, err(e));
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) wrong += rbuf[static_cast<size_t>(i)] != pattern(seed, i);
+    check(wrong == 0, "%s/%s of %lld B: %lld wrong bytes", kCallName[c], recv_blocking ? "recv" : "irecv", (long long)n,
+          (long long)wrong);
+    // RGET's receiver may take the message in data cells (short pieces outside the heap): RGET.
+    const int64_t g = after.by_rget - before.by_rget + after.by_cells - before.by_cells;
+    const int64_t p = after.by_rput - before.by_rput, o = after.by_coop - before.by_coop;
+    proto = g + p + o != 1 ? -1 : g ? DDT_PROTO_RGET : p ? DDT_PROTO_RPUT : DDT_PROTO_COOP;
+  }
+  ddt_type_free(&st);
+  barrier();
+  return proto;
+}
+
+const char* proto_name(int p) {
+  return p == DDT_PROTO_RGET ? "RGET" : p == DDT_PROTO_RPUT ? "RPUT" : p == DDT_PROTO_COOP ? "COOP" : "none or several";
+}
+
+void part_table2() {
+  g_part = "table2";
+  const int64_t n = int64_t{1} << 20, block = 16 << 10;
+  uint64_t seed = 1;
+  for (int setting : {DDT_PROTO_COOP_COLL, DDT_PROTO_HYBRID}) {
+    check(ddt_comm_set_protocol(setting) == DDT_SUCCESS, "set_protocol(%d)", setting);
+    for (int c = kSend; c <= kIrsend; ++c)
+      for (bool rb : {true, false}) {
+        const int got = transfer(static_cast<Call>(c), rb, n, block, ++seed);
+        // HYBRID: isend/irecv (and the other non-blocking pairs) by the loads, COOP when idle.
+        int want = table2(static_cast<Call>(c), rb);
+        const bool nonblocking_pair = !rb && (c == kIsend || c == kIssend || c == kIrsend);
+        if (setting == DDT_PROTO_HYBRID && nonblocking_pair) want = DDT_PROTO_COOP;
+        if (g_rank == 1)
+          check(got == want, "%s, %s/%s: moved by %s, Table II says %s", setting == DDT_PROTO_HYBRID ? "HYBRID" : "COOP_COLL",
+                kCallName[c], rb ? "recv" : "irecv", proto_name(got), proto_name(want));
+      }
+  }
+  // HYBRID keeps small messages, and messages of short pieces, on RGET (the receiver's copy).
+  const int got_small = transfer(kSend, true, 64 << 10, 16 << 10, ++seed);
+  const int got_short = transfer(kSend, true, n, 64, ++seed);
+  if (g_rank == 1) {
+    check(got_small == DDT_PROTO_RGET, "HYBRID, 64 KiB send/recv: moved by %s, not RGET", proto_name(got_small));
+    check(got_short == DDT_PROTO_RGET, "HYBRID, 1 MiB of 64 B pieces: moved by %s, not RGET", proto_name(got_short));
+  }
+  loads_zero("table2");
+}
+
+// ---- modes ------------------------------------------------------------------------------------
+
+void part_modes() {
+  g_part = "modes";
+  for (int64_t n : {int64_t{100}, int64_t{1} << 20}) {
+    std::vector<unsigned char> buf(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) buf[static_cast<size_t>(i)] = pattern(n, i);
+    char go = 1;
+    // Synchronous: rank 1 posts nothing until rank 0's "go", which rank 0 sends only after it
+    // has seen its issend incomplete many times over.
+    if (g_rank == 0) {
+      ddt_request r = DDT_REQUEST_NULL;
+      check(ddt_comm_isend_mode(buf.data(), n, DDT_BYTE, 1, 3, DDT_SEND_SYNC, &r) == DDT_SUCCESS, "issend");
+      int done = 0, early = 0;
+      for (int i = 0; i < 2000; ++i) {
+        ddt_request probe = r;
+        check(ddt_comm_test(&probe, &done, nullptr) == DDT_SUCCESS, "test of an issend");
+        if (done) {
+          early = 1;
+          r = DDT_REQUEST_NULL;
+          break;
+        }
+        if (i % 64 == 0) sched_yield();
+      }
+      check(!early, "an issend of %lld B completed before its receive was posted", (long long)n);
+      check(ddt_comm_send(&go, 1, DDT_BYTE, 1, 4) == DDT_SUCCESS, "go");
+      if (r) check(ddt_comm_wait(&r, nullptr) == DDT_SUCCESS, "wait of an issend");
+    } else if (g_rank == 1) {
+      check(ddt_comm_recv(&go, 1, DDT_BYTE, 0, 4, nullptr) == DDT_SUCCESS, "go");
+      check(ddt_comm_recv(got.data(), n, DDT_BYTE, 0, 3, nullptr) == DDT_SUCCESS && got == buf,
+            "the synchronous message of %lld B", (long long)n);
+    }
+    barrier();
+    // Buffered: complete at once (before rank 1 posts anything), the buffer reusable at once.
+    if (g_rank == 0) {
+      ddt_request r = DDT_REQUEST_NULL;
+      check(ddt_comm_isend_mode(buf.data(), n, DDT_BYTE, 1, 5, DDT_SEND_BUFFERED, &r) == DDT_SUCCESS, "ibsend");
+      int done = 0;
+      check(ddt_comm_test(&r, &done, nullptr) == DDT_SUCCESS && done, "an ibsend of %lld B is not complete at once",
+            (long long)n);
+      std::vector<unsigned char> keep = buf;
+      std::memset(buf.data(), 0xEE, static_cast<size_t>(n));  // the message must not change
+      check(ddt_comm_send_mode(keep.data(), n, DDT_BYTE, 1, 6, DDT_SEND_BUFFERED) == DDT_SUCCESS, "bsend");
+      std::memset(keep.data(), 0xDD, static_cast<size_t>(n));
+      check(ddt_comm_send(&go, 1, DDT_BYTE, 1, 4) == DDT_SUCCESS, "go");
+      for (int64_t i = 0; i < n; ++i) buf[static_cast<size_t>(i)] = pattern(n, i);
+    } else if (g_rank == 1) {
+      check(ddt_comm_recv(&go, 1, DDT_BYTE, 0, 4, nullptr) == DDT_SUCCESS, "go");
+      check(ddt_comm_recv(got.data(), n, DDT_BYTE, 0, 5, nullptr) == DDT_SUCCESS && got == buf,
+            "the ibsend's message of %lld B", (long long)n);
+      check(ddt_comm_recv(got.data(), n, DDT_BYTE, 0, 6, nullptr) == DDT_SUCCESS && got == buf,
+            "the bsend's message of %lld B", (long long)n);
+    }
+    barrier();
+  }
+  int64_t dummy = 0;
+  check(ddt_comm_send_mode(&dummy, 1, DDT_INT64_T, (g_rank + 1) % g_size, 1, 9) == DDT_ERR_ARG, "an unknown mode");
+  ddt_request r = DDT_REQUEST_NULL;
+  check(ddt_comm_isend_mode(&dummy, 1, DDT_INT64_T, (g_rank + 1) % g_size, -5, DDT_SEND_SYNC, &r) == DDT_ERR_ARG,
+        "a negative tag");
+  loads_zero("modes");
+}
+
+// ---- load ------------------------------------------------------------------------------------
+
+void part_load(uint64_t seed) {
+  g_part = "load";
+  check(ddt_comm_set_protocol(DDT_PROTO_COOP_LOAD) == DDT_SUCCESS, "set_protocol(COOP_LOAD)");
+  std::mt19937_64 rng(seed);  // the same draws on every rank: sizes agree without messages
+  for (int round = 0; round < 6; ++round) {
+    // sizes[s][d]: what s sends d this round; every 5th receive is short by 4 KiB (truncation).
+    std::vector<std::vector<int64_t>> sizes(g_size, std::vector<int64_t>(g_size));
+    for (auto& row : sizes)
+      for (auto& v : row) v = (int64_t{1} << 18) + static_cast<int64_t>(rng() % (int64_t{3} << 20));
+    std::vector<std::vector<unsigned char>> out(g_size), in(g_size);
+    std::vector<ddt_request> reqs;
+    std::vector<int> want;
+    for (int p = 0; p < g_size; ++p) {
+      if (p == g_rank) continue;
+      const int64_t n = sizes[p][g_rank];
+      const bool shorter = (p + g_rank + round) % 5 == 0;
+      in[p].assign(static_cast<size_t>(shorter ? n - 4096 : n), 0);
+      ddt_request r = DDT_REQUEST_NULL;
+      check(ddt_comm_irecv(in[p].data(), static_cast<int64_t>(in[p].size()), DDT_BYTE, p, 11, &r) == DDT_SUCCESS, "irecv");
+      reqs.push_back(r), want.push_back(shorter ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
+    }
+    for (int p = 0; p < g_size; ++p) {
+      if (p == g_rank) continue;
+      const int64_t n = sizes[g_rank][p];
+      out[p].resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) out[p][static_cast<size_t>(i)] = pattern(seed + round * 1000 + g_rank * 10 + p, i);
+      ddt_request r = DDT_REQUEST_NULL;
+      check(ddt_comm_isend(out[p].data(), n, DDT_BYTE, p, 11, &r) == DDT_SUCCESS, "isend");
+      reqs.push_back(r), want.push_back(DDT_SUCCESS);
+    }
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      const int e = ddt_comm_wait(&reqs[i], nullptr);
+      check(e == want[i], "round %d: request %zu returned %s, expected %s", round, i, err(e), err(want[i]));
+    }
+    for (int p = 0; p < g_size; ++p) {
+      if (p == g_rank) continue;
+      int64_t wrong = 0;
+      const uint64_t s = seed + round * 1000 + p * 10 + g_rank;
+      for (size_t i = 0; i < in[p].size(); ++i) wrong += in[p][i] != pattern(s, static_cast<int64_t>(i));
+      check(wrong == 0, "round %d: %lld wrong bytes from rank %d", round, (long long)wrong, p);
+    }
+    loads_zero("load");
+  }
+  const ddt_comm_times t = times();
+  check(t.copies > 0 && t.copy_bytes > 0, "load: no copies counted (%lld)", (long long)t.copies);
+}
+
+// ---- chunks and the second engine --------------------------------------------------------------
+
+void part_chunks() {
+  g_part = "chunks";
+  const int64_t n = int64_t{4} << 20, block = 16 << 10, chunk = 64 << 10;
+  check(ddt_comm_set_chunking(0, chunk) == DDT_SUCCESS, "set_chunking");
+  for (int setting : {DDT_PROTO_COOP_CHUNKED, DDT_PROTO_COOP_HCA}) {
+    check(ddt_comm_set_protocol(setting) == DDT_SUCCESS, "set_protocol(%d)", setting);
+    const ddt_comm_times before = times();
+    // Ranks 1..min(2, size-1) send to rank 0 at once; rank 0 receives them all before waiting.
+    const int senders = std::min(2, g_size - 1);
+    ddt_type st = vector(n / block, block, 2 * block);
+    if (g_rank == 0) {
+      std::vector<std::vector<unsigned char>> in(senders + 1, std::vector<unsigned char>(static_cast<size_t>(n)));
+      std::vector<ddt_request> r(senders + 1, DDT_REQUEST_NULL);
+      for (int s = 1; s <= senders; ++s) check(ddt_comm_irecv(in[s].data(), n, DDT_BYTE, s, 12, &r[s]) == DDT_SUCCESS, "irecv");
+      for (int s = 1; s <= senders; ++s) check(ddt_comm_wait(&r[s], nullptr) == DDT_SUCCESS, "wait");
+      for (int s = 1; s <= senders; ++s) {
+        int64_t wrong = 0;
+        for (int64_t i = 0; i < n; ++i) wrong += in[s][static_cast<size_t>(i)] != pattern(s + setting * 7, i);
+        check(wrong == 0, "protocol %d: %lld wrong bytes from rank %d", setting, (long long)wrong, s);
+      }
+    } else if (g_rank <= senders) {
+      std::vector<unsigned char> sbuf(static_cast<size_t>(2 * n));
+      for (int64_t i = 0; i < n; ++i) sbuf[static_cast<size_t>(at(i, block, 2 * block))] = pattern(g_rank + setting * 7, i);
+      check(ddt_comm_send(sbuf.data(), 1, st, 0, 12) == DDT_SUCCESS, "send");
+    }
+    ddt_type_free(&st);
+    const ddt_comm_times after = times();
+    if (setting == DDT_PROTO_COOP_CHUNKED && g_rank <= senders) {
+      // COOP splits each message in halves: each side's half is copied in half / chunk chunks.
+      const int64_t per = (n / 2 + chunk - 1) / chunk * (g_rank == 0 ? senders : 1);
+      check(after.chunks - before.chunks >= per, "chunked: %lld chunks, expected at least %lld",
+            (long long)(after.chunks - before.chunks), (long long)per);
+    }
+    if (setting == DDT_PROTO_COOP_HCA && g_rank == 0)
+      check(after.engine_bytes - before.engine_bytes >= senders * n / 4,
+            "hca: the second engine moved %lld B of %lld", (long long)(after.engine_bytes - before.engine_bytes),
+            (long long)(senders * n));
+    loads_zero(setting == DDT_PROTO_COOP_CHUNKED ? "chunked" : "hca");
+  }
+  check(ddt_comm_set_engine_ratio(0) == DDT_ERR_ARG && ddt_comm_set_engine_ratio(-1) == DDT_ERR_ARG, "engine ratio <= 0");
+  int64_t l = 0;
+  check(ddt_comm_get_load(g_size, &l) == DDT_ERR_ARG && ddt_comm_get_load(0, nullptr) == DDT_ERR_ARG, "get_load arguments");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string only = argc > 1 ? argv[1] : "";
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (ddt_comm_init() != DDT_SUCCESS || ddt_comm_rank(&g_rank) || ddt_comm_size(&g_size) || g_size < 2) {
+    std::fprintf(stderr, "protocol_test: run it as `ddtkit run -n N protocol_test` with N >= 2\n");
+    return 2;
+  }
+  loads_zero("start");
+  if (only.empty() || only == "table2") part_table2();
+  if (only.empty() || only == "modes") part_modes();
+  if (only.empty() || only == "load") part_load(7);
+  if (only.empty() || only == "chunks") part_chunks();
+  int64_t counts[2] = {g_passed, g_failed};
+  if (g_rank != 0) {
+    ddt_comm_send(counts, 2, DDT_INT64_T, 0, 32700);
+  } else {
+    for (int r = 1; r < g_size; ++r) {
+      int64_t c[2] = {0, 1};
+      if (ddt_comm_recv(c, 2, DDT_INT64_T, r, 32700, nullptr) != DDT_SUCCESS) c[0] = 0, c[1] = 1;
+      counts[0] += c[0], counts[1] += c[1];
+    }
+  }
+  if (ddt_comm_finalize() != DDT_SUCCESS) ++counts[1], ++g_failed;
+  if (g_rank == 0) std::printf("protocol_test: %lld passed, %lld failed\n", (long long)counts[0], (long long)counts[1]);
+  return (g_rank == 0 ? counts[1] : g_failed) ? 1 : 0;
+}
