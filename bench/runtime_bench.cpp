@@ -8,7 +8,8 @@
 //      buffer, peer) against the steady state, for the descriptor and memoized exchanges;
 //   2. the vector sweep (vector_sweep.hpp) for every mechanism and exchange design, switched in
 //      this process with ddt_comm_configure, and the same copy by one core in one process; then
-//      the rendezvous protocols (RGET, RPUT, COOP-p2p) for messages of 1 MiB and more;
+//      the rendezvous protocols (protocol_sweep.hpp: RGET, RPUT, COOP-p2p, COOP-chunked, HYBRID)
+//      for messages of 32 KiB to 64 MiB;
 //   3. the DDTBench kernels as ping-pongs, arrays in the mapped heap: the default configuration,
 //      and beside it the pipelined cells and the heap forced;
 //   4. the stencil halo exchange (stencil.hpp).
@@ -27,6 +28,7 @@
 #include "ddtkit.h"
 #include "harness.hpp"
 #include "stencil.hpp"
+#include "protocol_sweep.hpp"
 #include "vector_sweep.hpp"
 
 namespace {
@@ -252,110 +254,33 @@ void copy_bounds(Rt& t, Jsonl* out, const Options& o) {
   t.release(dst);
 }
 
-// ---- 2c. the rendezvous protocols (issue 15) --------------------------------------------------
-// RGET, RPUT and COOP-p2p (ddt_comm_set_protocol on both ranks; the receiver's decides) for
-// messages of 1 MiB to 64 MiB, contiguous and a vector of 16 KiB blocks at twice the block's
-// stride (the same type on both sides), buffers from the mapped heap. Mechanism auto: RGET reads
-// through the heap mapping, RPUT writes by CMA, COOP does both at once; and CMA forced: every
-// copy by process_vm_readv/writev. Latency is half a round trip; bw a window of 4 isends answered
-// by an ack once all have arrived. One transfer per configuration is byte-checked first (blocks
-// hold the sender's pattern, gaps stay zero).
+// ---- 2c. the rendezvous protocols (issue 15): protocol_sweep.hpp, one method per protocol ------
+// Each sets the protocol on both ranks (the receiver's decides) with the default mechanism and
+// chunking, and asserts on the checked transfer that the protocol asked for moved it (HYBRID:
+// whichever it chose, counted once).
 void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
-  const std::vector<int64_t> sizes = o.smoke ? std::vector<int64_t>{1 << 20}
-                                             : std::vector<int64_t>{1 << 20, 4 << 20, 16 << 20, 64 << 20};
-  struct Proto {
+  struct P {
     const char* name;
     int id;
   };
-  const Proto protos[] = {{"rget", DDT_PROTO_RGET}, {"rput", DDT_PROTO_RPUT}, {"coop", DDT_PROTO_COOP}};
-  struct Mech {
-    const char* name;
-    int id;
-  };
-  const Mech mechs[] = {{"auto", DDT_MECH_AUTO}, {"cma", DDT_MECH_CMA}};
-  constexpr int64_t kBlock = 16 << 10;
-  constexpr int W = 4;
-  const Budget b = o.budget();
-  const int peer = 1 - t.me;
-  char ack[4] = {};
-  uint64_t seed = 100;
-  for (int64_t S : sizes) {
-    const int64_t span = 2 * S;  // the vector's buffer (the contiguous message uses its first half)
-    char* sbuf = static_cast<char*>(t.alloc(span));
-    char* rbuf = static_cast<char*>(t.alloc(span));
-    for (int shape = 0; shape < 2; ++shape) {
-      const bool vec = shape == 1;
-      const int64_t count = vec ? S / kBlock : 1, block = vec ? kBlock : S, stride = vec ? 2 * kBlock : S;
-      ddt_type type = t.vector(count, block, stride);
-      for (const Mech& m : mechs) {
-        double lat[3], bw[3];
-        for (int p = 0; p < 3; ++p) {
-          t.ck(ddt_comm_set_protocol(protos[p].id), "ddt_comm_set_protocol");
-          t.configure(m.id, DDT_EXCHANGE_MEMOIZED);
-          ++seed;
-          if (t.me == 0)
-            for (int64_t i = 0; i < span; ++i) sbuf[i] = vector_byte(seed, i);
-          else
-            std::memset(rbuf, 0, span);
-          const ddt_comm_times before = t.times();
-          t.barrier();
-          if (t.me == 0) t.send(sbuf, 1, type, 1, kTagData);
-          else t.recv(rbuf, 1, type, 0, kTagData);
-          const ddt_comm_times after = t.times();
-          if (t.me == 1) {
-            for (int64_t i = 0; i < span; ++i) {
-              const bool in_block = i / stride < count && i % stride < block;
-              if (rbuf[i] != (in_block ? vector_byte(seed, i) : 0)) {
-                char why[160];
-                std::snprintf(why, sizeof why, "protocol sweep %s/%s, %lld B %s: wrong byte at offset %lld", protos[p].name,
-                              m.name, (long long)S, vec ? "vector" : "contiguous", (long long)i);
-                t.fail(why);
-              }
-            }
-            const int64_t ran = p == 0 ? after.by_rget - before.by_rget : p == 1 ? after.by_rput - before.by_rput
-                                                                               : after.by_coop - before.by_coop;
-            if (ran != 1) t.fail("protocol sweep: the receive did not run the protocol asked for");
-          }
-          std::memset(rbuf, 0, span);
-          lat[p] = time_op(t, [&] {
-            if (t.me == 0) t.send(sbuf, 1, type, peer, kTagData), t.recv(rbuf, 1, type, peer, kTagData);
-            else t.recv(rbuf, 1, type, peer, kTagData), t.send(sbuf, 1, type, peer, kTagData);
-          }, b) / 2;
-          ddt_request r[W];
-          bw[p] = time_op(t, [&] {
-            if (t.me == 0) {
-              for (int w = 0; w < W; ++w) t.isend(sbuf, 1, type, peer, kTagData, &r[w]);
-              t.waitall(W, r);
-              t.recv(ack, sizeof ack, DDT_BYTE, peer, kTagAck);
-            } else {
-              for (int w = 0; w < W; ++w) t.irecv(rbuf, 1, type, peer, kTagData, &r[w]);
-              t.waitall(W, r);
-              t.send(ack, sizeof ack, DDT_BYTE, peer, kTagAck);
-            }
-          }, b) / W;
-        }
-        if (t.me != 0 || !out) continue;
-        const std::string params = std::to_string(S);
-        for (int p = 0; p < 3; ++p) {
-          const std::string method = std::string(protos[p].name) + "-" + m.name;
-          char extra[64];
-          out->add("rt_protocol", vec ? "vector" : "contiguous", params, "latency", method, S, lat[p]);
-          std::snprintf(extra, sizeof extra, "\"gbs\": %.3f, \"window\": %d", S / bw[p], W);
-          out->add("rt_protocol", vec ? "vector" : "contiguous", params, "bw", method, S, bw[p], extra);
-        }
-        std::printf("[protocol %8s %-10s %-4s] latency us: rget %9.1f rput %9.1f coop %9.1f | bw GB/s: rget %6.2f "
-                    "rput %6.2f coop %6.2f | coop/rget bw %.2fx\n",
-                    size_label(S).c_str(), vec ? "vector" : "contiguous", m.name, lat[0] / 1e3, lat[1] / 1e3, lat[2] / 1e3,
-                    S / bw[0], S / bw[1], S / bw[2], bw[0] / bw[2]);
-        std::fflush(stdout);
-      }
-      t.free_type(type);
-    }
-    t.release(sbuf);
-    t.release(rbuf);
+  static ddt_comm_times before{};
+  std::vector<ProtocolMethod> methods;
+  for (P p : {P{"rget", DDT_PROTO_RGET}, P{"rput", DDT_PROTO_RPUT}, P{"coop", DDT_PROTO_COOP},
+              P{"chunked", DDT_PROTO_COOP_CHUNKED}, P{"hybrid", DDT_PROTO_HYBRID}}) {
+    const std::string name = p.name;
+    const int id = p.id;
+    methods.push_back(ProtocolMethod{
+        name, [&t, id] { t.ck(ddt_comm_set_protocol(id), "ddt_comm_set_protocol"); }, [&t] { before = t.times(); },
+        [&t, id, name] {
+          if (t.me != 1) return;
+          const ddt_comm_times a = t.times();
+          const int64_t g = a.by_rget - before.by_rget, r = a.by_rput - before.by_rput, c = a.by_coop - before.by_coop;
+          const int64_t want = id == DDT_PROTO_RGET ? g : id == DDT_PROTO_RPUT ? r : id == DDT_PROTO_HYBRID ? g + r + c : c;
+          if (want != 1 || g + r + c != 1) t.fail(("protocol sweep: the receive did not run " + name).c_str());
+        }});
   }
-  t.ck(ddt_comm_set_protocol(DDT_PROTO_RGET), "ddt_comm_set_protocol");
-  t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
+  rtbench::protocol_sweep(t, out, o, methods);
+  t.ck(ddt_comm_set_protocol(DDT_PROTO_HYBRID), "ddt_comm_set_protocol");
 }
 
 // ---- 3. DDTBench ping-pong --------------------------------------------------------------------
@@ -503,7 +428,9 @@ int main(int argc, char** argv) {
                 path.c_str());
   }
   const auto configure = [&t](int mech, int exchange) { return [&t, mech, exchange] { t.configure(mech, exchange); }; };
-  if (!o.stencil_only) {
+  if (o.protocols_only) {
+    with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o); });
+  } else if (!o.stencil_only) {
     with_usage(t, out.get(), "cost split", [&] { cost_split(t, out.get(), o); });
     with_usage(t, out.get(), "vector sweep", [&] {
       vector_sweep(t, out.get(), o,

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "stencil.hpp"
+#include "protocol_sweep.hpp"
 #include "vector_sweep.hpp"
 
 namespace {
@@ -117,11 +118,14 @@ int main(int argc, char** argv) {
     std::printf("== %s (issue 10's vector sweep and stencil), %d processes%s -> %s\n", v.c_str(), t.np,
                 o.smoke ? ", smoke" : o.full ? ", full" : "", path.c_str());
   }
-  if (!o.stencil_only)
+  if (!o.stencil_only && !o.protocols_only)
     with_usage(t, out.get(), "vector sweep",
                [&] { vector_sweep(t, out.get(), o, {{"mpi-ddt", nullptr}, {"mpi-hand", nullptr, true}}); });
-  with_usage(t, out.get(), "stencil",
-             [&] { stencil(t, out.get(), o, {{"mpi-subarray", nullptr}, {"mpi-hand", nullptr, true}}); });
+  if (!o.stencil_only)  // issue 15's protocol sweep: the MPI as it is, beside ddtkit's protocols
+    with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o, {{"mpi", nullptr, nullptr, nullptr}}); });
+  if (!o.protocols_only)
+    with_usage(t, out.get(), "stencil",
+               [&] { stencil(t, out.get(), o, {{"mpi-subarray", nullptr}, {"mpi-hand", nullptr, true}}); });
   out.reset();
   MPI_Finalize();
   return 0;

@@ -163,7 +163,7 @@ void with_usage(T& t, Jsonl* out, const std::string& part, const std::function<v
 // Options shared by both programs: --smoke (tiny sizes and repetitions, every byte check kept),
 // --full (the papers' sizes), --out DIR, --stencil-only (the runs with more than 2 processes).
 struct Options {
-  bool smoke = false, full = false, stencil_only = false;
+  bool smoke = false, full = false, stencil_only = false, protocols_only = false;
   std::string out = "bench/results";
   Budget budget() const {
     Budget b;
@@ -179,6 +179,7 @@ inline bool parse_options(int argc, char** argv, Options& o) {
     if (a == "--smoke") o.smoke = true;
     else if (a == "--full") o.full = true;
     else if (a == "--stencil-only") o.stencil_only = true;
+    else if (a == "--protocols-only") o.protocols_only = true;  // the protocol sweep alone (2 ranks)
     else if (a == "--out" && i + 1 < argc) o.out = argv[++i];
     else return false;
   }
