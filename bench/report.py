@@ -15,6 +15,7 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_runtime  # noqa: E402  the intra-node runtime's section (issue 10)
 import report_spin  # noqa: E402  the NIC offload model's section (issue 14)
+import report_protocols  # noqa: E402  the rendezvous protocols' section (issue 15)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
 RUNS = {"MPICH": "mpich.jsonl", "Open MPI": "openmpi.jsonl"}
@@ -259,6 +260,7 @@ def main():
     inter = interposer(md, targets)
     runtime = report_runtime.section(md, targets, OUT)
     spin = report_spin.section(md, targets, OUT)
+    protocols = report_protocols.section(md, targets, OUT)
 
     summary = ["## Summary: targets of issue 9 (engine), issue 4 (interposer) and issue 10 (runtime)", "",
                "| target | measured | peers | met |",
@@ -271,6 +273,7 @@ def main():
     plot_interposer(inter)
     report_runtime.plots(OUT, runtime)
     report_spin.plots(OUT, spin)
+    report_protocols.plots(OUT, protocols)
     print("\n".join(summary))
     print(f"\nreport: {os.path.join(OUT, 'report.md')}")
 
