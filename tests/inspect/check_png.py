@@ -2,9 +2,10 @@
 """Checks a PNG that `ddtkit inspect --png` wrote, independently of its encoder: the signature,
 every chunk's CRC-32, IHDR (8-bit RGB, no interlace), the zlib stream of IDAT decoded by
 Python's zlib (which checks its Adler-32), one filter byte per row, and optionally the size
-and some pixels.
+and some pixels, or that at least P percent of the cells are coloured (touched bytes: neither the
+grey of untouched cells, the lighter grey of cell borders, white, nor the dark element ticks).
 
-usage: check_png.py FILE [--size W H] [--pixel X Y R G B]...
+usage: check_png.py FILE [--size W H] [--pixel X Y R G B]... [--coloured-min P]
 """
 import struct
 import sys
@@ -60,6 +61,13 @@ def main():
             if got != (r, g, b):
                 fail(f"pixel ({x}, {y}) is {got}, expected {(r, g, b)}")
             i += 6
+        elif args[i] == "--coloured-min":
+            plain = {(200, 200, 200), (235, 235, 235), (255, 255, 255), (30, 30, 30)}
+            pixels = [tuple(r[1 + 3 * x:4 + 3 * x]) for r in rows for x in range(w)]
+            share = 100.0 * sum(p not in plain for p in pixels) / len(pixels)
+            if share < float(args[i + 1]):
+                fail(f"{share:.2f}% of the pixels are coloured, expected at least {args[i + 1]}%")
+            i += 2
         else:
             fail(f"unknown argument {args[i]}")
     print(f"check_png: {sys.argv[1]}: valid, {w} x {h}, {len(chunks)} chunks")

@@ -254,9 +254,81 @@ int draw(ddt_type t, int64_t count, const Options& o) {
 
 // ---- the type --------------------------------------------------------------------------------
 
+// A kernel built on absolute addresses (DDTBench's MPI_BOTTOM kernels: WRF, LAMMPS,
+// SPECFEM3D_cm) has displacements that are the addresses of its arrays, which differ from run to
+// run (ASLR) and lie far apart (the heap and mmap'ed arrays): shown as they are, its bounds are
+// addresses, its hash and notation change every run, and its picture is one grey strip of
+// terabytes. So inspect shows the same type over one virtual buffer instead: the kernel's arrays
+// laid end to end in the order it allocates them, each at a 64-byte boundary, and every top-level
+// displacement (a struct's or hindexed's, the only place DDTBench puts an address) moved from
+// its array's address to that array's offset in the buffer. The layout inside each array, the
+// typemap order and the size are unchanged; bounds, true bounds, hash, notation and pieces
+// become the same in every run, and small. (Shifting the type by its true lb alone would not do:
+// the gaps between separately allocated arrays are themselves random.)
+bool rebase(const Kernel& k, TypeHolder& h, std::string& note, std::string& error) {
+  constexpr int64_t kAlign = 64;
+  const size_t n = k.arrays.size();
+  std::vector<int64_t> start(n), offset(n);
+  int64_t end = 0;
+  for (size_t i = 0; i < n; ++i) {
+    start[i] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(k.arrays[i].get()));
+    offset[i] = (end + kAlign - 1) / kAlign * kAlign;
+    end = offset[i] + k.array_bytes[i];
+  }
+  int64_t ni = 0, na = 0, nd = 0;
+  int combiner = 0;
+  if (int e = ddt_type_envelope(k.type, &ni, &na, &nd, &combiner)) {
+    error = std::string("ddt_type_envelope: ") + ddt_error_string(e);
+    return false;
+  }
+  if (combiner != DDT_COMBINER_STRUCT && combiner != DDT_COMBINER_HINDEXED &&
+      combiner != DDT_COMBINER_HINDEXED_BLOCK) {
+    error = "its displacements are absolute addresses, and its outermost constructor is not a struct or hindexed "
+            "that inspect knows how to move to offsets";
+    return false;
+  }
+  std::vector<int64_t> ints(ni), addrs(na);
+  std::vector<ddt_type> types(nd, DDT_TYPE_NULL);
+  if (int e = ddt_type_contents(k.type, ni, na, nd, ints.data(), addrs.data(), types.data())) {
+    error = std::string("ddt_type_contents: ") + ddt_error_string(e);
+    return false;
+  }
+  bool inside = true;
+  for (int64_t& a : addrs) {
+    size_t i = 0;
+    while (i < n && !(a >= start[i] && a <= start[i] + k.array_bytes[i])) ++i;
+    if (i == n) {
+      inside = false;
+      break;
+    }
+    a = offset[i] + (a - start[i]);
+  }
+  int e = DDT_SUCCESS;
+  if (inside) {
+    const int64_t count = ints[0];
+    if (combiner == DDT_COMBINER_STRUCT) e = ddt_type_struct(count, &ints[1], addrs.data(), types.data(), &h.t);
+    else if (combiner == DDT_COMBINER_HINDEXED) e = ddt_type_hindexed(count, &ints[1], addrs.data(), types[0], &h.t);
+    else e = ddt_type_hindexed_block(count, ints[1], addrs.data(), types[0], &h.t);
+  }
+  for (ddt_type& c : types)
+    if (c) ddt_type_free(&c);  // contents hands back a reference to each (a predefined one refuses, harmlessly)
+  if (!inside) {
+    error = "a displacement lies in none of its arrays, so it cannot be shown relative to them";
+    return false;
+  }
+  if (e != DDT_SUCCESS) {
+    error = std::string("rebuilding it over offsets: ") + ddt_error_string(e);
+    return false;
+  }
+  note = "displacements are absolute addresses (MPI_BOTTOM), shown as offsets in one buffer holding its " +
+         std::to_string(n) + " arrays end to end (" + std::to_string(end) +
+         " B, each at a 64-byte boundary), so that bounds, hash and notation are the same in every run";
+  return true;
+}
+
 // Builds the type the options name into h (and the kernel's default count). Returns an exit
 // status; kOk with h.t set on success.
-int obtain(const Options& o, TypeHolder& h, int64_t& default_count, std::string& label) {
+int obtain(const Options& o, TypeHolder& h, int64_t& default_count, std::string& label, std::string& note) {
   default_count = 1;
   if (!o.kernel.empty()) {
     std::vector<std::unique_ptr<Kernel>> ks = ddtbench_kernels(false);
@@ -265,10 +337,15 @@ int obtain(const Options& o, TypeHolder& h, int64_t& default_count, std::string&
       if (k->name != o.kernel) continue;
       names += (names.empty() ? "" : ", ") + k->params;
       if (!o.params.empty() && k->params != o.params) continue;
+      label = "DDTBench kernel " + k->name + " " + k->params;
+      default_count = k->count;
+      if (k->buf == nullptr) {
+        std::string error;
+        if (!rebase(*k, h, note, error)) return bad("kernel " + k->name + " " + k->params + ": " + error);
+        return kOk;
+      }
       h.t = k->type;  // taken over from the kernel, which frees only a handle it still holds
       k->type = DDT_TYPE_NULL;
-      default_count = k->count;
-      label = "DDTBench kernel " + k->name + " " + k->params;
       return kOk;
     }
     if (o.kernel == "list" || names.empty()) {
@@ -327,6 +404,10 @@ int parse_options(int argc, char** argv, Options& o) {
     };
     auto need_num = [&](int64_t lo, int64_t& into) { return number(value(a.c_str()), lo, into); };
     bool ok = true;
+    if (a == "-h" || a == "--help") {
+      print_usage("inspect", false);  // as `ddtkit help inspect`; nothing else is done
+      return -1;
+    }
     if (a == "-f" || a == "--file") ok = need(o.file);
     else if (a == "--kernel") ok = need(o.kernel);
     else if (a == "--params") ok = need(o.params);
@@ -364,7 +445,9 @@ int parse_options(int argc, char** argv, Options& o) {
 const char* inspect_details() {
   return "  TYPE           a type in the notation of docs/notation.md, e.g. 'vector(4, 1, 5, double)'\n"
          "  -f FILE, -     the notation read from FILE, or from stdin\n"
-         "  --kernel NAME  a DDTBench kernel (--kernel list names them), with --params P (default: its first set)\n"
+         "  --kernel NAME  a DDTBench kernel (--kernel list names them), with --params P (default: its first set);\n"
+         "                 one built on absolute addresses (WRF, LAMMPS, SPECFEM3D_cm) is shown with its arrays\n"
+         "                 end to end in one buffer, so its bounds, hash and notation are the same in every run\n"
          "  --layout FILE  a layout serialized by ddt_type_serialize\n"
          "  --write-layout FILE  write the type's serialized layout to FILE\n"
          "  --count N      elements (default 1, or the kernel's count) for the pieces and the picture\n"
@@ -374,16 +457,17 @@ const char* inspect_details() {
          "  --width B      bytes per row of the picture (default: 64 cells, 256 above 4096 cells)\n"
          "  --cell B       bytes per cell (default: 1, more when the span exceeds 65536 bytes)\n"
          "  --px N         pixels per cell side (default: about 1024 pixels across, at most 16 per cell)\n"
+         "  -h, --help     this text\n"
          "  exit status 2 for invalid input (the message says where), 1 when a file cannot be written\n";
 }
 
 int inspect_command(int argc, char** argv) {
   Options o;
-  if (int e = parse_options(argc, argv, o)) return e;
+  if (int e = parse_options(argc, argv, o)) return e < 0 ? kOk : e;
   TypeHolder h;
   int64_t default_count = 1;
-  std::string label;
-  if (int e = obtain(o, h, default_count, label)) return e < 0 ? kOk : e;
+  std::string label, note;
+  if (int e = obtain(o, h, default_count, label, note)) return e < 0 ? kOk : e;
   const int64_t count = o.count > 0 ? o.count : default_count;
   int64_t one_size, all_bytes;
   ddt_type_size(h.t, &one_size);
@@ -399,6 +483,7 @@ int inspect_command(int argc, char** argv) {
   ddt_type_blocks(h.t, &blocks, &ascending);
   ddt_type_hash(h.t, hash);
   std::printf("type:            %s\n", label.c_str());
+  if (!note.empty()) std::printf("rebased:         %s\n", note.c_str());
   int64_t need = 0;
   ddt_type_notation(h.t, nullptr, 0, &need);
   std::string notation(need > 0 ? need : 1, '\0');

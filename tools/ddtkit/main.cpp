@@ -70,5 +70,12 @@ int main(int argc, char** argv) {
     print_usage(nullptr, true);
     return 2;
   }
+  // `ddtkit CMD --help` (or -h) right after the command is `ddtkit help CMD`, for every command.
+  // Only there: after other arguments it may belong to them (`ddtkit run -n 2 prog --help` is
+  // prog's). inspect also takes it anywhere, its arguments being its own.
+  if (argc >= 3 && (!std::strcmp(argv[2], "--help") || !std::strcmp(argv[2], "-h"))) {
+    print_usage(c->name, false);
+    return 0;
+  }
   return c->run(argc - 1, argv + 1);
 }
