@@ -4,9 +4,11 @@
   ``hindexed``, ``indexed_block``, ``hindexed_block``, ``struct``, ``subarray``, ``darray``,
   ``resized``, ``dup``), the predefined types as constants (``ddtkit.DOUBLE``, ...) and the
   queries (``size``, ``extent``, ``true_extent``, ``envelope``, ``contents``, ``blocks``,
-  ``hash``, ``serialize``/``deserialize``, ``describe``);
+  ``hash``, ``serialize``/``deserialize``, ``describe``, ``notation``);
+* ``parse(text)``: the type written in the notation of docs/notation.md;
 * ``from_array(view)``: the type of a numpy array or view; ``pack`` and ``unpack`` between views
-  (or buffers with an explicit type) and packed bytes, whole or by byte range;
+  (or buffers with an explicit type) and packed bytes, whole or by byte range; ``iov``: the
+  contiguous pieces of a byte range; ``copy``: from one layout into another;
 * ``from_mpi(datatype)``: the type of an mpi4py ``MPI.Datatype``;
 * ``Error``: errors of the C API (``ArgumentError`` is also a ``ValueError``).
 
@@ -24,7 +26,8 @@ from ._core import struct as struct  # noqa: PLC0414 (shadows the stdlib module 
 from ._errors import ArgumentError, Error
 from .arrays import from_array
 from .mpi import from_mpi
-from .transfer import pack, unpack
+from .notation import parse
+from .transfer import copy, iov, pack, unpack
 
 __version__ = "0.1.0"
 
@@ -55,7 +58,7 @@ __all__ = [
     "Type", "Error", "ArgumentError", "Combiner", "predefined",
     "contiguous", "vector", "hvector", "indexed", "hindexed", "indexed_block",
     "hindexed_block", "struct", "subarray", "darray", "resized", "dup", "deserialize",
-    "from_array", "from_mpi", "pack", "unpack", "error_string",
+    "from_array", "from_mpi", "pack", "unpack", "iov", "copy", "parse", "error_string",
     "ORDER_C", "ORDER_FORTRAN", "DISTRIBUTE_BLOCK", "DISTRIBUTE_CYCLIC", "DISTRIBUTE_NONE",
     "DISTRIBUTE_DFLT_DARG", "TWOINT",
 ] + [name for name in predefined if name.isidentifier()]

@@ -18,7 +18,13 @@ _ARGUMENT_CODES = {1, 2, 5, 6, 7, 8, 10}
 
 
 class Error(Exception):
-    """An error reported by ddtkit's C API: ``code`` (int), ``name`` and ``message``."""
+    """An error reported by ddtkit's C API: ``code`` (int), ``name`` and ``message``.
+
+    From ``ddtkit.parse``, ``position``, ``line`` and ``column`` (1-based) give the place of the
+    fault in the text; they are None otherwise.
+    """
+
+    position = line = column = None
 
     def __init__(self, code, message):
         self.code = code

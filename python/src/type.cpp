@@ -33,6 +33,27 @@ std::string describe(const Type& t) {
   return buf;
 }
 
+// ddt_type_notation's text, asked for its length first (a large irregular type's is long).
+std::string notation(const Type& t) {
+  int64_t needed = 0;
+  int e = ddt_type_notation(t.h, nullptr, 0, &needed);
+  if (e != DDT_SUCCESS && e != DDT_ERR_TRUNCATE) raise_error(e);
+  std::string buf(static_cast<size_t>(needed), '\0');
+  check(ddt_type_notation(t.h, buf.data(), needed, &needed));
+  buf.resize(buf.find('\0'));
+  return buf;
+}
+
+// ddt_type_parse: (Type, 0, "") or (None, code, the parser's message). The package's parse()
+// (ddtkit/notation.py) raises, with the position the message starts with as attributes.
+nb::tuple parse(const std::string& text) {
+  ddt_type t = DDT_TYPE_NULL;
+  char err[1024] = "";
+  const int e = ddt_type_parse(text.c_str(), &t, err, sizeof err);
+  if (e == DDT_SUCCESS) return nb::make_tuple(nb::cast(new Type(t), nb::rv_policy::take_ownership), 0, "");
+  return nb::make_tuple(nb::none(), e, std::string(err[0] ? err : ddt_error_string(e)));
+}
+
 nb::bytes serialize(const Type& t) {
   int64_t needed = 0;
   int e = ddt_type_serialize(t.h, nullptr, 0, &needed);
@@ -152,6 +173,8 @@ void bind_type(nb::module_& m) {
       .def("hash", &layout_hash, "16-byte hash of the canonical layout of one element")
       .def("serialize", &serialize, "the canonical layout as portable bytes (ddtkit.deserialize)")
       .def("describe", &describe, "the canonical layout in words")
+      .def("notation", &notation,
+           "the type in the notation of docs/notation.md (ddtkit.parse reads it back to the same layout)")
       .def("commit", [](Type& t) -> Type& { check(ddt_type_commit(t.h)); return t; },
            nb::rv_policy::reference, "commit for pack and unpack; returns the type")
       .def("set_bounds", [](Type& t, int64_t lb, int64_t extent) -> Type& {
@@ -179,6 +202,7 @@ void bind_type(nb::module_& m) {
 
   m.def("deserialize", &deserialize, nb::arg("data"), nb::rv_policy::take_ownership,
         "a committed type from bytes of Type.serialize (validated; ddtkit.Error if corrupt)");
+  m.def("_parse", &parse, nb::arg("text"));
   m.def("error_string", &ddt_error_string, nb::arg("code"));
   m.def("predefined", [] {
     nb::dict d;
