@@ -65,9 +65,15 @@ if(TARGET ddtkit_malloc)
   install(TARGETS ddtkit_malloc LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 
-# The interposers, one per MPI ABI, in folders named by the MPI: each is preloaded into a
-# program that already loads its MPI, so no RUNPATH is set (libmpi binds by SONAME to the
-# program's own; a path to the build's MPI environment would be wrong on another machine).
+# The interposers, one per MPI ABI, in folders named by the MPI. Each is preloaded into a program
+# that uses its MPI, so no RUNPATH is set: libmpi binds by SONAME to the program's own, and a path
+# to the build's MPI environment would be wrong on another machine, or load a second MPI. A
+# program that loads MPI only later (Python with mpi4py) therefore needs the MPI's lib folder on
+# LD_LIBRARY_PATH, as docs/guide.md says. The libmpi NEEDED entry stays: without it the loader
+# could not resolve the MPI data the interposer refers to (Open MPI's predefined handles are
+# objects in libmpi, GLOB_DAT relocations bound at load, before Python has loaded any MPI), and
+# Python's RTLD_LOCAL extension modules need not make their MPI visible to it anyway.
+# tests/install/run.sh checks both: no RUNPATH, and mpi4py under the installed interposer.
 foreach(mpi IN LISTS DDT_MPIS)
   install(TARGETS ddtkit_mpi_${mpi} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ddtkit/${mpi})
 endforeach()

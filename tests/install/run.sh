@@ -83,6 +83,48 @@ for mpi in mpich ompi; do  # the interposers this build has, and only those
 done
 step "files, SONAME, exports, command: ok"
 
+# The installed interposers have no RUNPATH: each shares the libmpi of the program it is preloaded
+# into (cmake/install.cmake says why). A program that loads MPI itself, Python with mpi4py, then
+# needs the MPI's lib folder on LD_LIBRARY_PATH: docs/guide.md's command finds it (the line is
+# taken from the guide and run with this MPICH environment's python), and with it the interposer
+# takes over a vector type that mpi4py sends between two ranks.
+for mpi in mpich ompi; do
+  lib=$prefix/lib/ddtkit/$mpi/libddtkit-mpi.so
+  if [ -f "$lib" ] && readelf -d "$lib" | grep -q 'R.*PATH'; then
+    fail "lib/ddtkit/$mpi/libddtkit-mpi.so has a RUNPATH: $(readelf -d "$lib" | grep 'R.*PATH')"
+  fi
+done
+venv=$root/.venv-mpich
+if [ -f "$prefix/lib/ddtkit/mpich/libddtkit-mpi.so" ] && "$venv/bin/python" -c "import mpi4py" 2>/dev/null; then
+  line=$(grep '^MPI_LIB=\$(python -c ' "$root/docs/guide.md") || fail "docs/guide.md: no MPI_LIB=\$(python -c ...) line"
+  args=${line#MPI_LIB=\$(python }
+  mpi_lib=$(eval "\"\$venv/bin/python\" ${args%)}") || fail "docs/guide.md's MPI_LIB command failed"
+  [ -f "$mpi_lib/libmpi.so.12" ] || fail "docs/guide.md's MPI_LIB command named '$mpi_lib', without libmpi.so.12"
+  cat > "$work/vector.py" <<'PY'
+import array
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+t = MPI.DOUBLE.Create_vector(3, 1, 2).Commit()
+if comm.rank == 0:
+    comm.Send([array.array("d", range(6)), 1, t], dest=1)
+else:
+    buf = array.array("d", [-1.0] * 6)
+    comm.Recv([buf, 1, t], source=0)
+    assert list(buf) == [0, -1, 2, -1, 4, -1], buf
+t.Free()
+PY
+  log=$(LD_LIBRARY_PATH=$mpi_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$venv/bin/mpiexec" -n 2 \
+        -genv LD_PRELOAD "$prefix/lib/ddtkit/mpich/libddtkit-mpi.so" -genv DDTKIT_VERBOSE 1 \
+        "$venv/bin/python" "$work/vector.py" 2>&1) || fail "mpi4py under the installed interposer:"$'\n'"$log"
+  case $log in
+    *"(vector): packed by ddtkit"*"notation: vector(3, 1, 2, double)"*) ;;
+    *) fail "the installed interposer did not take mpi4py's vector:"$'\n'"$log" ;;
+  esac
+  step "interposer mpich: mpi4py under it, with LD_LIBRARY_PATH=$mpi_lib as docs/guide.md says"
+else
+  step "interposer mpich: no mpi4py in $venv or no interposer installed; the mpi4py check is left out"
+fi
+
 # 1. CMake
 cmake -S "$root/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DEXAMPLE="$example" >"$work/cmake.log" 2>&1 &&
