@@ -421,36 +421,6 @@ int ddt_comm_send_mode(const void *buf, int64_t count, ddt_type type, int dest, 
 int ddt_comm_isend_mode(const void *buf, int64_t count, ddt_type type, int dest, int tag, int mode,
                         ddt_request *req);
 
-/* ---- collectives over the point-to-point protocols (seed 002's patterns) ---------------------
- * Every process of the job calls each, in the same order, with the same root (in [0, size)).
- * Their messages never match a user's receive (DDT_ANY_TAG included). Types may be derived;
- * the packed bytes sent and received must agree as for a send and its receive (a root's or
- * peer's message longer than the receive: DDT_ERR_TRUNCATE). The root's scatter sends, and the
- * root's gather receives, are non-blocking calls and the other processes' blocking ones, so
- * COOP_COLL (and HYBRID) choose RGET for scatter and bcast (every receiver copies its own) and
- * RPUT for gather (every sender writes its own): seed 002's figures 14 and 15.
- * DDT_ERR_COMM before ddt_comm_init, DDT_ERR_ARG for a bad root, and the codes of the sends and
- * receives they make (DDT_ERR_PEER when a process of the job has died). */
-enum { DDT_OP_SUM = 0, DDT_OP_MAX = 1, DDT_OP_MIN = 2 };
-/* count elements of type at buf on the root, to every process's buf. */
-int ddt_comm_bcast(void *buf, int64_t count, ddt_type type, int root);
-/* The root's sendbuf holds size consecutive blocks of sendcount elements of sendtype (block i at
- * sendbuf + i * sendcount * extent); block i goes to process i's recvbuf. */
-int ddt_comm_scatter(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
-                     ddt_type recvtype, int root);
-/* The inverse of scatter: every process's sendbuf to block i (process i) of the root's recvbuf;
- * recvbuf, recvcount and recvtype matter on the root only. */
-int ddt_comm_gather(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
-                    ddt_type recvtype, int root);
-/* Block j of each process's sendbuf to block i (this process) of process j's recvbuf. */
-int ddt_comm_alltoall(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
-                      ddt_type recvtype);
-/* Element-wise op over every process's count elements of type (a predefined numeric type:
- * DDT_ERR_TYPE otherwise) into the root's recvbuf; sendbuf and recvbuf do not overlap. Messages
- * of at least 64 KiB go by reduce-scatter then gather (seed 002's figure 16), smaller ones
- * straight to the root. DDT_ERR_ARG for an op other than sum, max and min. */
-int ddt_comm_reduce(const void *sendbuf, void *recvbuf, int64_t count, ddt_type type, int op, int root);
-
 /* Nanoseconds this process spent in each phase of the rendezvous transfers it took part in
  * (FALCON-X's cost split): exchange (sender: serializing, hashing or listing its layout),
  * translate (receiver: deserializing or finding the sender's layout), attach (receiver: mapping
