@@ -25,9 +25,11 @@ std::vector<int64_t> arrival_order(int64_t npkt, const ddt_spin_params& p) {
     std::shuffle(order.begin(), order.end(), rng);
     return order;
   }
-  // Packet i gets the key i + u, u uniform in [0, w]: every packet with a smaller index by more
-  // than w sorts before it and every one larger by more than w after, so it moves by at most w.
-  std::uniform_real_distribution<double> u(0.0, static_cast<double>(p.reorder_window));
+  // Packet i gets the key i + u, u uniform in [0, w + 1): every packet with a smaller index by
+  // more than w sorts before it and every one larger by more than w after, so it moves by at most
+  // w; packets w apart may still swap (with u in [0, w], as before, they could not, and a window
+  // of 1 left every packet in order).
+  std::uniform_real_distribution<double> u(0.0, static_cast<double>(p.reorder_window) + 1.0);
   std::vector<std::pair<double, int64_t>> key(static_cast<size_t>(npkt));
   for (int64_t i = 0; i < npkt; ++i) key[i] = {static_cast<double>(i) + u(rng), i};
   std::sort(key.begin(), key.end());
