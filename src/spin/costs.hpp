@@ -12,21 +12,28 @@
 //   (c) RO-CP spends 87 % of its time in catch-up at gamma = 16, and its init is the checkpoint
 //       copy (612 B, through NIC memory of 50 GiB/s shared by the HPUs, §5.1);
 //   (d) offloaded processing is slower than host unpack at 4 B blocks (gamma = 512).
-// The cycle counts are those of the handler code on an in-order-issue ARM core (Cortex-A15 class,
-// §5.1): a specialised block is an address add, a length compare and a DMA descriptor push (a few
-// stores to the DMA queue registers); a general (MPITypes dataloop) block is a leaf step of the
-// dataloop interpreter plus the same push; a catch-up block the leaf step without the push. The
-// choice start = 64, specialised = 10, general = 20 satisfies (a) with margin (64 + 32 x 10 =
-// 384 cycles) and (b) (gamma = 16: 224 vs 384 cycles, 1.7x); (c) and (d) are then outcomes of the
-// model, reported beside the paper's statements in bench/report_spin.py rather than fitted.
+// The cycle counts are those of the handler code on the paper's HPU (a Cortex-A15 at 800 MHz,
+// §5.1; an out-of-order core of 3-wide issue, narrower than this CPU's): a specialised block is
+// an address add, a length compare and a DMA descriptor push (a few stores to the DMA queue
+// registers); a general (MPITypes dataloop) block is a leaf step of the dataloop interpreter
+// plus the same push; a catch-up block the leaf step without the push. The choice start = 64,
+// specialised = 10, general = 20 satisfies (a) with margin (64 + 32 x 10 = 384 cycles) and (b)
+// (gamma = 16: 224 vs 384 cycles, 1.7x); (c) and (d) are then outcomes of the model, reported
+// beside the paper's statements in bench/report_spin.py rather than fitted.
+// (d) holds for the general handlers (RW-CP at 4 B blocks: 64 + 512 x 20 cycles per packet,
+// ~19 Gbit/s on 16 HPUs) but not for the specialised and seek handlers (64 + 512 x 10 cycles,
+// ~40 Gbit/s) against ddtkit's unpack on this CPU (~25 Gbit/s cold, 4 MiB at 4 B blocks); the
+// paper's host was MPITypes on an i7-4770. A specialised block of ~18 cycles would meet (d) here,
+// by fitting the constant to this CPU's host rather than to the paper.
 // `ddtkit spin --calibrate` times the same handler code on this CPU (ns per block of each
 // handler, per seek step, per catch-up block) and prints it beside these constants. Measured at
 // 8156fe4 on the project's machine (AMD EPYC, 2 cores shared, fastest of five passes, 4 MiB
 // vector): 3.1-4.6 ns per block at 8 B blocks and 5.5-7 ns at 64 B for the specialised, RW-CP and
 // seek handlers (10-20 cycles at the ~3 GHz of such a core, the range of kBlockCycles and
-// kGeneralBlockCycles); from 512 B the block's copy dominates. HPU-local's catch-up costs almost
-// nothing there, because ddtkit's cursor skips a run of equal blocks in one step: the model's
-// per-block catch-up cost is the MPITypes segment's that the paper measured, not ddtkit's.
+// kGeneralBlockCycles; again at b9acc05: 2.5-2.8 ns at 8 B, 7.1-8.9 ns at 64 B); from 512 B
+// the block's copy dominates. HPU-local's catch-up costs almost nothing there, because ddtkit's
+// cursor skips a run of equal blocks in one step: the model's per-block catch-up cost is the
+// MPITypes segment's that the paper measured, not ddtkit's.
 #pragma once
 #include <cstdint>
 

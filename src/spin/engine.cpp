@@ -145,6 +145,7 @@ int64_t Engine::vhpus() const {
 // with dr no larger than the packet buffer when the handlers are slower than the packets.
 int64_t Engine::pick_interval(const ddt_spin_params& p, int s) {
   const int64_t k = p.packet_bytes, npkt = (desc.total + k - 1) / k;
+  eps_interval_ = 0;
   if (p.checkpoint_interval > 0) {
     if (s == DDT_SPIN_RO_CP) return p.checkpoint_interval;
     return std::max<int64_t>(1, (p.checkpoint_interval + k - 1) / k) * k;
@@ -159,9 +160,11 @@ int64_t Engine::pick_interval(const ddt_spin_params& p, int s) {
   }
   if (tph * static_cast<double>(k) / tpkt > static_cast<double>(p.packet_buffer_bytes))
     dp = std::min<int64_t>(dp, p.packet_buffer_bytes / k);
+  eps_interval_ = std::max<int64_t>(1, std::min(dp, npkt)) * k;
   // Not in the paper: at least P sequences, so that every HPU gets one. The model's T_C assumes
   // a new vHPU every dp packets keeps all P busy; with slow handlers (small blocks) epsilon alone
-  // allows dp > n_pkt / P, leaving HPUs idle.
+  // allows dp > n_pkt / P, leaving HPUs idle. Where the checkpoints this gives do not fit NIC
+  // memory, setup() goes back towards eps_interval_ (the paper's bounds) before falling back.
   dp = std::min<int64_t>(dp, (npkt + P - 1) / P);
   dp = std::max<int64_t>(1, std::min(dp, npkt));
   return dp * k;
@@ -250,9 +253,20 @@ Setup Engine::setup(int s, const ddt_spin_params& p, ddt_type type, char* buf, i
     case DDT_SPIN_RO_CP:
     case DDT_SPIN_RW_CP: {
       desc.interval = pick_interval(p, s);
-      const int64_t n_cp = std::max<int64_t>(1, (desc.total + desc.interval - 1) / desc.interval);
+      int64_t n_cp = std::max<int64_t>(1, (desc.total + desc.interval - 1) / desc.interval);
       const int64_t copies = s == DDT_SPIN_RW_CP ? 2 : 1;  // RW_CP: working copies and masters
-      if (n_cp > (p.nic_memory_bytes - layout_bytes) / (copies * C)) {
+      // §3.2.4's memory bound (n_pkt k / dr) C <= M_NIC: where the interval chosen does not fit,
+      // the smallest dr (whole packets) whose checkpoints fit, if the epsilon and packet-buffer
+      // bounds still allow it; otherwise no dr meets all three and the host unpacks (§3.2.6).
+      const int64_t room = p.nic_memory_bytes > layout_bytes ? (p.nic_memory_bytes - layout_bytes) / (copies * C) : 0;
+      if (n_cp > room && room >= 1 && eps_interval_ > desc.interval) {
+        const int64_t dr = ((desc.total + room - 1) / room + k_ - 1) / k_ * k_;
+        if (dr <= eps_interval_) {
+          desc.interval = dr;
+          n_cp = std::max<int64_t>(1, (desc.total + dr - 1) / dr);
+        }
+      }
+      if (n_cp > room) {
         nic_bytes = layout_bytes + copies * C * n_cp;
         return Setup::NoFit;
       }

@@ -131,6 +131,7 @@ class Engine {
   template <bool G>
   int iovec_h(int64_t off, int64_t len, char* payload, Counts& c, std::vector<int64_t>& dma);
   int64_t pick_interval(const ddt_spin_params& p, int s);
+  int64_t eps_interval_ = 0;  // the largest dr the epsilon and packet-buffer bounds allow (0: user's dr)
 
   int strategy_ = 0;
   bool gather_ = false;

@@ -28,7 +28,9 @@ const char kDetails[] =
     "  --send            the sending side (outbound handlers gather) instead of the receive\n"
     "  --preset P        paper (default), paper32 or pspin\n"
     "  --packet B --line GBIT --hpus N --ghz F --nic-memory B --epsilon E --interval B\n"
-    "  --queue-depth N --iovec V --scheduler default|blocked --dp N --checkpoint-bytes B\n"
+    "  --queue-depth N --iovec V --scheduler auto|default|blocked --dp N --checkpoint-bytes B\n"
+    "  --nic-bandwidth GBYTE_S --packet-buffer B --pcie GBYTE_S --pcie-overhead B --pcie-mps B\n"
+    "  --pcie-latency NS --flush B\n"
     "                    the model's parameters (ddt_spin_params; defaults: the paper's)\n"
     "  --reorder SEED    packets arrive in a seeded permutation; --window W bounds their moves\n"
     "  --warm            no cache flush before the host unpack\n"
@@ -419,8 +421,17 @@ int spin_command(int argc, char** argv) {
     else if (a == "--checkpoint-bytes" && parse_i64(v, n)) p.checkpoint_bytes = n;
     else if (a == "--reorder" && parse_i64(v, n)) p.reorder_seed = static_cast<uint64_t>(n);
     else if (a == "--window" && parse_i64(v, n)) p.reorder_window = static_cast<int>(n);
-    else if (a == "--scheduler" && (std::string(v) == "default" || std::string(v) == "blocked"))
-      p.scheduler = std::string(v) == "default" ? DDT_SPIN_SCHED_DEFAULT : DDT_SPIN_SCHED_BLOCKED_RR;
+    else if (a == "--nic-bandwidth" && parse_f(v, d)) p.nic_memory_gbyte_s = d;
+    else if (a == "--packet-buffer" && parse_i64(v, n)) p.packet_buffer_bytes = n;
+    else if (a == "--pcie" && parse_f(v, d)) p.pcie_gbyte_s = d;
+    else if (a == "--pcie-overhead" && parse_i64(v, n)) p.pcie_request_overhead_bytes = n;
+    else if (a == "--pcie-mps" && parse_i64(v, n)) p.pcie_max_payload = n;
+    else if (a == "--pcie-latency" && parse_f(v, d)) p.pcie_read_latency_ns = d;
+    else if (a == "--flush" && parse_i64(v, n)) p.host_flush_bytes = n;
+    else if (a == "--scheduler" && (std::string(v) == "auto" || std::string(v) == "default" || std::string(v) == "blocked"))
+      p.scheduler = std::string(v) == "auto"      ? DDT_SPIN_SCHED_AUTO
+                    : std::string(v) == "default" ? DDT_SPIN_SCHED_DEFAULT
+                                                  : DDT_SPIN_SCHED_BLOCKED_RR;
     else return fail("bad option or value: " + a + " " + v);
   }
   if (warm) p.host_flush_bytes = 0;
