@@ -8,8 +8,10 @@
 // message blocks in it, and the reverse for all-to-one. COOP_COLL reads those calls from the RTS
 // and the receive: isend/recv in bcast and scatter gives RGET (every receiver copies its own
 // block, all at once, while the root only waits), send/irecv in gather gives RPUT (every sender
-// writes its own block into the root's buffer). The calls below say blocking or not explicitly;
-// changing one changes who copies.
+// writes its own block into the root's buffer). reduce from 64 KiB on is both (its
+// reduce-scatter isend/recv, its gather send/irecv: seed 002's figure 16, where neither static
+// protocol suits both phases); alltoall is irecv/isend (COOP: both sides of every pair are busy
+// anyway). The calls below say blocking or not explicitly; changing one changes who copies.
 //
 // Invariants:
 //  - Tags: collective k's messages carry kCollTag - k, negative, so no user receive (DDT_ANY_TAG
@@ -230,6 +232,19 @@ const Arith* arith_of(ddt_type t) {
   return nullptr;
 }
 
+// reduce's temporary memory (the others' contributions, a process's reduced slice), kept from
+// call to call and grown as needed: a fresh allocation of some MiB costs a page fault per 4 KiB
+// on every call, as much as the copies it serves. One thread per process calls the runtime
+// (ddtkit.h), so one buffer serves every call; it is taken before the first message.
+char* scratch(int64_t bytes) {
+  static std::vector<char> buf;
+  if (static_cast<int64_t>(buf.size()) < bytes) {
+    buf = std::vector<char>();  // the old one is given back before the larger one is taken
+    buf.resize(static_cast<size_t>(bytes));
+  }
+  return buf.data();
+}
+
 // Rank r's slice of n elements, [lo(r), lo(r + 1)): as equal as they come, the first n % size
 // one element longer.
 int64_t slice_lo(int64_t n, int r) {
@@ -252,8 +267,8 @@ int reduce_direct(const char* sendbuf, char* recvbuf, int64_t count, ddt_type ty
                   int64_t esize) {
   if (rt.rank != root) return send_as(sendbuf, count, type, root, kTagReduce, DDT_SEND_STANDARD);
   const int64_t bytes = count * esize;
-  std::vector<char> in(static_cast<size_t>(bytes) * (rt.size - 1));
-  auto slot = [&](int q) { return in.data() + (q < root ? q : q - 1) * bytes; };
+  char* in = scratch(bytes * (rt.size - 1));
+  auto slot = [&](int q) { return in + (q < root ? q : q - 1) * bytes; };
   Phase p(rt.size);
   for (int q = 0; q < rt.size; ++q)
     if (q != root) p.irecv(slot(q), count, type, q, kTagReduce);
@@ -264,40 +279,55 @@ int reduce_direct(const char* sendbuf, char* recvbuf, int64_t count, ddt_type ty
 }
 
 // Seed 002's figure 16: reduce-scatter, then gather. Process r owns elements
-// [slice_lo(r), slice_lo(r + 1)): it receives every other process's part of that slice
-// (irecvs, while it sends its own parts to their owners with isends: the all-to-all pattern)
-// and combines them; then the owners send their reduced slices to the root (blocking sends
-// into the root's non-blocking receives: the all-to-one pattern), straight into recvbuf.
+// [slice_lo(r), slice_lo(r + 1)). Reduce-scatter: it sends every owner its part of the owner's
+// slice (isends), then receives the parts of its own slice in rank order, each with a blocking
+// receive, combining each into its slice as soon as it has arrived (still in cache; one slice
+// of scratch whatever the process count). Gather: the owners send their reduced slices to the
+// root (blocking sends into the root's non-blocking receives), straight into recvbuf.
+// So the two phases make the two patterns of Table II: isend/recv in the reduce-scatter, where
+// COOP_COLL has every owner copy its parts (RGET: every process copies, none waits for another's
+// CTS, and a read of the mapped heap is the cheapest copy there is), send/irecv in the gather,
+// where every owner writes its slice into the root (RPUT: the root does not copy them all).
 int reduce_scatter_gather(const char* sendbuf, char* recvbuf, int64_t count, ddt_type type, int op, int root,
                           const Arith& a, int64_t esize) {
   const int me = rt.rank, size = rt.size;
   auto lo = [&](int r) { return slice_lo(count, r); };
   auto len = [&](int r) { return lo(r + 1) - lo(r); };
-  const int64_t mine = len(me);
-  // Before the first message: the slices from the others, and this process's reduced slice
-  // (the root reduces straight into its recvbuf).
-  std::vector<char> in(static_cast<size_t>(mine * esize) * (size - 1));
-  std::vector<char> own(me == root ? 0 : static_cast<size_t>(mine * esize));
-  char* acc = me == root ? recvbuf + lo(me) * esize : own.data();
-  auto slot = [&](int q) { return in.data() + (q < me ? q : q - 1) * mine * esize; };
+  const int64_t mine = len(me), mine_bytes = mine * esize;
+  // Before the first message: a slice to receive into, and this process's reduced slice (the
+  // root reduces straight into its recvbuf).
+  char* tmp = scratch(me == root ? mine_bytes : 2 * mine_bytes);
+  char* acc = me == root ? recvbuf + lo(me) * esize : tmp + mine_bytes;
   // The root's receives of the gather go out first: they wait in its posted queue, and each
   // owner's slice lands as soon as it is reduced.
   Phase gather(me == root ? size : 0);
   if (me == root)
     for (int q = 0; q < size; ++q)
       if (q != root && len(q) > 0) gather.irecv(recvbuf + lo(q) * esize, len(q), type, q, kTagReduceGather);
-  Phase scatter(2 * size);
-  for (int k = 1; k < size; ++k) {  // each process starts with a different peer
-    const int q = (me + k) % size;
-    if (mine > 0) scatter.irecv(slot(q), mine, type, q, kTagReduce);
-  }
-  for (int k = 1; k < size; ++k) {
+  Phase scatter(size);
+  for (int k = 1; k < size; ++k) {  // each process starts with a different owner
     const int q = (me + k) % size;
     if (len(q) > 0) scatter.isend(sendbuf + lo(q) * esize, len(q), type, q, kTagReduce);
   }
-  int e = scatter.wait();
-  if (mine > 0 && e == DDT_SUCCESS)
-    reduce_in_order(a, op, acc, mine, esize, [&](int q) { return q == me ? sendbuf + lo(me) * esize : slot(q); });
+  // acc = contribution 0 op contribution 1 op ...: rank order, as reduce_in_order. Every part is
+  // received, even after a failure, so none is left for the next reduce to take.
+  int e = DDT_SUCCESS;
+  for (int q = 0; q < size && mine > 0; ++q) {
+    const char* c = sendbuf + lo(me) * esize;
+    if (q != me) {
+      char* into = q == 0 ? acc : tmp;
+      const int r = recv_as(into, mine, type, q, kTagReduce, nullptr);
+      if (e == DDT_SUCCESS) e = r;
+      c = into;
+    }
+    if (q == 0) {
+      if (c != acc) std::memcpy(acc, c, static_cast<size_t>(mine_bytes));
+    } else {
+      a.combine(op, acc, c, mine);
+    }
+  }
+  scatter.note(e);
+  e = scatter.wait();
   if (me != root) {
     // Sent even after a failure above: the root waits for this slice.
     if (mine > 0) {

@@ -24,3 +24,8 @@ endforeach()
 add_test(NAME coll_test_heap_np3 COMMAND ${run} -n 3 $<TARGET_FILE:coll_test> --seed 23 --heap 1)
 list(APPEND coll_tests coll_test_heap_np3)
 set_tests_properties(${coll_tests} PROPERTIES TIMEOUT 120)
+# The collectives' benchmark (bench/coll_bench.cpp) once at its smoke size, so that it cannot
+# rot between make bench runs: it checks one call of every configuration, and measures nothing here.
+add_test(NAME coll_bench_smoke_np3
+         COMMAND ${run} -n 3 $<TARGET_FILE:ddt_coll_bench> --smoke --out ${CMAKE_CURRENT_BINARY_DIR}/coll-smoke)
+set_tests_properties(coll_bench_smoke_np3 PROPERTIES TIMEOUT 120)

@@ -571,8 +571,8 @@ void wildcards() {
 // ---- who copies: seed 002's Table II through the collectives' calls -------------------------
 // Under COOP_COLL the collectives' calls decide the protocol (ddtkit.h): bcast and scatter are
 // isend/recv, so every receiver copies its own block (RGET); gather is send/irecv, so every
-// sender writes its block into the root (RPUT); reduce above 64 KiB is isend/irecv in its
-// reduce-scatter (COOP) and a gather. Counted by the receivers' ddt_comm_get_times, with 1 MiB
+// sender writes its block into the root (RPUT); reduce above 64 KiB is isend/recv in its
+// reduce-scatter (RGET: every owner copies its parts) and send/irecv in its gather. Counted by the receivers' ddt_comm_get_times, with 1 MiB
 // contiguous blocks (long pieces: no protocol falls back to cells). Run last: it leaves the
 // protocol at COOP_COLL.
 void patterns() {
@@ -606,7 +606,7 @@ void patterns() {
   count_of("bcast", [&] { case_bcast(root, units, bytes, bytes); }, me_root ? 0 : 1, 0, 0);
   count_of("gather", [&] { case_gather(root, units, bytes, bytes); }, 0, me_root ? P - 1 : 0, 0);
   const int64_t n = (int64_t{4} << 20) / 8;  // 4 MiB of doubles: 1 MiB slices at 4 ranks
-  count_of("reduce", [&] { case_reduce<double>(DDT_DOUBLE, "double", kSum, root, n); }, 0, me_root ? P - 1 : 0, P - 1);
+  count_of("reduce", [&] { case_reduce<double>(DDT_DOUBLE, "double", kSum, root, n); }, P - 1, me_root ? P - 1 : 0, 0);
 }
 
 }  // namespace
