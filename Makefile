@@ -115,6 +115,9 @@ bench: build $(VENV_BENCH)/.ok
 	  $(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n $$np build/bench/runtime_mpi_ompi --stencil-only --out bench/results $(ARGS) \
 	  || exit 1; \
 	done
+	@# issue 15: scatter, gather and reduce under static RPUT, static RGET and COOP-coll, 2 to 4 ranks
+	build/tools/ddtkit run -n 2 build/bench/ddt_coll_bench --out bench/results $(ARGS)
+	@for np in 3 4; do build/tools/ddtkit run -n $$np build/bench/ddt_coll_bench --append --out bench/results $(ARGS) || exit 1; done
 	build/tools/ddtkit spin --figures bench/results  # issue 14: the NIC offload model's figures
 	$(VENV_BENCH)/bin/python bench/report.py bench/results
 

@@ -35,21 +35,11 @@
 #include "ddtkit.h"
 #include "transfer.hpp"
 
-// The collectives' declarations (include/ddtkit.h), repeated identically while the header is
-// rewritten: a second matching declaration is harmless.
-extern "C" {
-int ddt_comm_scatter(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                     ddt_type recvtype, int root);
-int ddt_comm_gather(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                    ddt_type recvtype, int root);
-int ddt_comm_reduce(const void* sendbuf, void* recvbuf, int64_t count, ddt_type type, int op, int root);
-}
-
 namespace {
 
 using namespace rtbench;
 
-constexpr int kOpSum = 0;  // DDT_OP_SUM
+constexpr int kOpSum = DDT_OP_SUM;
 
 // ---- the transport: ddtkit's runtime (transfer.hpp's Transport, what time_op and Usage use) ---
 

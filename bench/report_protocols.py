@@ -2,7 +2,7 @@
 
 Inputs (bench/results): the rt_protocol rows of runtime.jsonl (ddtkit: rget, rput, coop, chunked,
 hybrid; bench/protocol_sweep.hpp) and of runtime_<mpi>.jsonl (each MPI as it is, method "mpi"), and
-the rt_coll rows of coll.jsonl where the collectives' benchmark wrote them (bench/coll_bench.cpp).
+the rt_coll rows of runtime_coll.jsonl (bench/coll_bench.cpp: static RPUT, static RGET, COOP-coll).
 The MPI runs are separate processes in the same `make bench`, one after another.
 """
 import json
@@ -83,21 +83,21 @@ def section(md, targets, out):
 
 def coll(md, targets, out):
     """Scatter, gather and reduce under static RPUT, static RGET and COOP-coll (seed 002, figs 14-16)."""
-    path = os.path.join(out, "coll.jsonl")
+    path = os.path.join(out, "runtime_coll.jsonl")
     if not os.path.exists(path):
         return
     cells = defaultdict(dict)
     with open(path) as f:
         for r in (json.loads(line) for line in f if line.strip()):
             if r.get("suite") == "rt_coll" and r.get("ns"):
-                cells[(r.get("np", r.get("params", "")), r["case"], r.get("op", ""), r["bytes"])][r["method"]] = r["ns"]
+                cells[(r.get("np", 0), r["case"], r.get("op", ""), r["bytes"])][r["method"]] = r["ns"]
     if not cells:
         return
     md += ["### Collectives: static RPUT, static RGET and COOP-coll (microseconds)", "",
            "| processes | case | op | bytes per process | rput | rget | coop-coll | coll / better static |",
            "|---|---|---|---|---|---|---|---|"]
     worst = None
-    for key in sorted(cells, key=str):
+    for key in sorted(cells):
         c = cells[key]
         names = {k.lower().replace("_", "-"): v for k, v in c.items()}
         rput, rget = names.get("rput"), names.get("rget")

@@ -454,6 +454,36 @@ int ddt_comm_get_times(ddt_comm_times *t);
 int ddt_type_commit_comm(ddt_type type);
 int ddt_type_free_comm(ddt_type type);
 
+/* ---- collectives over the point-to-point protocols (seed 002's patterns) ---------------------
+ * Every process of the job calls each, in the same order, with the same root (in [0, size)).
+ * Their messages never match a user's receive (DDT_ANY_TAG included). Types may be derived;
+ * the packed bytes sent and received must agree as for a send and its receive (a root's or
+ * peer's message longer than the receive: DDT_ERR_TRUNCATE). The root's scatter sends, and the
+ * root's gather receives, are non-blocking calls and the other processes' blocking ones, so
+ * COOP_COLL (and HYBRID) choose RGET for scatter and bcast (every receiver copies its own) and
+ * RPUT for gather (every sender writes its own): seed 002's figures 14 and 15.
+ * DDT_ERR_COMM before ddt_comm_init, DDT_ERR_ARG for a bad root, and the codes of the sends and
+ * receives they make (DDT_ERR_PEER when a process of the job has died). */
+enum { DDT_OP_SUM = 0, DDT_OP_MAX = 1, DDT_OP_MIN = 2 };
+/* count elements of type at buf on the root, to every process's buf. */
+int ddt_comm_bcast(void *buf, int64_t count, ddt_type type, int root);
+/* The root's sendbuf holds size consecutive blocks of sendcount elements of sendtype (block i at
+ * sendbuf + i * sendcount * extent); block i goes to process i's recvbuf. */
+int ddt_comm_scatter(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
+                     ddt_type recvtype, int root);
+/* The inverse of scatter: every process's sendbuf to block i (process i) of the root's recvbuf;
+ * recvbuf, recvcount and recvtype matter on the root only. */
+int ddt_comm_gather(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
+                    ddt_type recvtype, int root);
+/* Block j of each process's sendbuf to block i (this process) of process j's recvbuf. */
+int ddt_comm_alltoall(const void *sendbuf, int64_t sendcount, ddt_type sendtype, void *recvbuf, int64_t recvcount,
+                      ddt_type recvtype);
+/* Element-wise op over every process's count elements of type (a predefined numeric type:
+ * DDT_ERR_TYPE otherwise) into the root's recvbuf; sendbuf and recvbuf do not overlap. Messages
+ * of at least 64 KiB go by reduce-scatter then gather (seed 002's figure 16), smaller ones
+ * straight to the root. DDT_ERR_ARG for an op other than sum, max and min. */
+int ddt_comm_reduce(const void *sendbuf, void *recvbuf, int64_t count, ddt_type type, int op, int root);
+
 /* ---- starting the runtime under another launcher (mpiexec) ----------------------------------
  * ddt_comm_init joins a job of `ddtkit run`; ddt_comm_init_bootstrap joins one whose processes
  * another launcher started, mpiexec for instance (include/ddtkit_mpi_bootstrap.h does it for an

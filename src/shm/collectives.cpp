@@ -40,20 +40,6 @@
 #include "shm/runtime.hpp"
 #include "util/guarded.hpp"
 
-// The public declarations (include/ddtkit.h, "collectives over the point-to-point protocols").
-// Repeated here, identical, while the header is rewritten: a second matching declaration is
-// harmless, and this file does not depend on the header's version to build.
-extern "C" {
-int ddt_comm_bcast(void* buf, int64_t count, ddt_type type, int root);
-int ddt_comm_scatter(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                     ddt_type recvtype, int root);
-int ddt_comm_gather(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                    ddt_type recvtype, int root);
-int ddt_comm_alltoall(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                      ddt_type recvtype);
-int ddt_comm_reduce(const void* sendbuf, void* recvbuf, int64_t count, ddt_type type, int op, int root);
-}
-
 namespace {
 
 using namespace ddt::shm;
@@ -66,8 +52,7 @@ constexpr int kTagAlltoall = kCollTag - 3;
 constexpr int kTagReduce = kCollTag - 4;        // straight to the root, or the reduce-scatter
 constexpr int kTagReduceGather = kCollTag - 5;  // the reduced slices to the root
 
-// DDT_OP_SUM, DDT_OP_MAX and DDT_OP_MIN (ddtkit.h), by value.
-enum : int { kSum = 0, kMax = 1, kMin = 2 };
+enum : int { kSum = DDT_OP_SUM, kMax = DDT_OP_MAX, kMin = DDT_OP_MIN };
 
 // Seed 002's figure 16: from this many bytes per process on, reduce goes by reduce-scatter then
 // gather (every process reduces a slice, so the root is not the only one combining).

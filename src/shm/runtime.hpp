@@ -163,9 +163,8 @@ struct Runtime {
 };
 extern Runtime rt;
 
-// Tags of the runtime's own messages (the collectives issue 15 asks for, not built yet):
-// negative, so that no user's receive, DDT_ANY_TAG included, ever matches them; each collective
-// takes kCollTag - its number.
+// Tags of the runtime's own messages (collectives.cpp): negative, so that no user's receive,
+// DDT_ANY_TAG included, ever matches them; each collective takes kCollTag - its number.
 constexpr int kCollTag = -16;
 // Point-to-point as the public calls, with any tag (internal ones included) and the call's kind
 // said explicitly: blocking (as ddt_comm_send and ddt_comm_recv are) or not, and a send's mode.

@@ -37,22 +37,9 @@
 
 #include "gen.hpp"
 
-// The collectives' declarations (include/ddtkit.h), repeated identically while the header is
-// rewritten: a second matching declaration is harmless. DDT_OP_SUM, MAX and MIN by value.
-extern "C" {
-int ddt_comm_bcast(void* buf, int64_t count, ddt_type type, int root);
-int ddt_comm_scatter(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                     ddt_type recvtype, int root);
-int ddt_comm_gather(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                    ddt_type recvtype, int root);
-int ddt_comm_alltoall(const void* sendbuf, int64_t sendcount, ddt_type sendtype, void* recvbuf, int64_t recvcount,
-                      ddt_type recvtype);
-int ddt_comm_reduce(const void* sendbuf, void* recvbuf, int64_t count, ddt_type type, int op, int root);
-}
-
 namespace {
 
-constexpr int kSum = 0, kMax = 1, kMin = 2;
+constexpr int kSum = DDT_OP_SUM, kMax = DDT_OP_MAX, kMin = DDT_OP_MIN;
 
 // ---- bookkeeping ---------------------------------------------------------------------------
 
