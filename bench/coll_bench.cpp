@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "ddtkit.h"
+#include "runtime_transport.hpp"
 #include "transfer.hpp"
 
 namespace {
@@ -41,59 +42,26 @@ using namespace rtbench;
 
 constexpr int kOpSum = DDT_OP_SUM;
 
-// ---- the transport: ddtkit's runtime (transfer.hpp's Transport, what time_op and Usage use) ---
+// The transport is runtime_transport.hpp's; the collectives' counters are summed on rank 0 here.
+constexpr int kTagSum = 30001;
 
-struct Rt {
-  using Type = ddt_type;
-  using Req = ddt_request;
-  int me = 0, np = 1;
-
-  [[noreturn]] void fail(const char* what) {
-    std::fprintf(stderr, "ddt_coll_bench: rank %d: %s\n", me, what);
-    std::fflush(stderr);
-    std::exit(1);  // the launcher marks this rank dead; the others' operations fail with DDT_ERR_PEER
-  }
-  void ck(int e, const char* what) {
-    if (e == DDT_SUCCESS) return;
-    char m[160];
-    std::snprintf(m, sizeof m, "%s failed: %s", what, ddt_error_string(e));
-    fail(m);
-  }
-  void send(const void* b, int64_t c, Type t, int p, int tag) { ck(ddt_comm_send(b, c, t, p, tag), "ddt_comm_send"); }
-  void recv(void* b, int64_t c, Type t, int p, int tag) { ck(ddt_comm_recv(b, c, t, p, tag, nullptr), "ddt_comm_recv"); }
-  void barrier() { ck(ddt_comm_barrier(), "ddt_comm_barrier"); }
-  Type bytes() { return DDT_BYTE; }
-  int64_t bcast0(int64_t v) {
-    if (me == 0)
-      for (int p = 1; p < np; ++p) send(&v, 1, DDT_INT64_T, p, kTagBcast);
-    else
-      recv(&v, 1, DDT_INT64_T, 0, kTagBcast);
+// Each rank's vector of counters summed on rank 0.
+std::vector<int64_t> sum0(Rt& t, std::vector<int64_t> v) {
+  if (t.me != 0) {
+    t.send(v.data(), static_cast<int64_t>(v.size()), DDT_INT64_T, 0, kTagSum);
     return v;
   }
-  char* alloc(int64_t n) {
-    void* p = nullptr;
-    ck(ddt_alloc(n, &p), "ddt_alloc");
-    return static_cast<char*>(p);
+  std::vector<int64_t> x(v.size());
+  for (int p = 1; p < t.np; ++p) {
+    t.recv(x.data(), static_cast<int64_t>(x.size()), DDT_INT64_T, p, kTagSum);
+    for (size_t i = 0; i < v.size(); ++i) v[i] += x[i];
   }
-  // Each rank's vector of three counters summed on rank 0.
-  std::vector<int64_t> sum0(std::vector<int64_t> v) {
-    if (me != 0) {
-      send(v.data(), static_cast<int64_t>(v.size()), DDT_INT64_T, 0, kTagSum);
-      return v;
-    }
-    std::vector<int64_t> x(v.size());
-    for (int p = 1; p < np; ++p) {
-      recv(x.data(), static_cast<int64_t>(x.size()), DDT_INT64_T, p, kTagSum);
-      for (size_t i = 0; i < v.size(); ++i) v[i] += x[i];
-    }
-    return v;
-  }
-  static constexpr int kTagBcast = 30000, kTagSum = 30001;
-};
+  return v;
+}
 
 struct HeapBuf {  // memory of the mapped heap, given back at scope exit
   char* p = nullptr;
-  HeapBuf(Rt& t, int64_t n) : p(t.alloc(n)) {}
+  HeapBuf(Rt& t, int64_t n) : p(static_cast<char*>(t.alloc(n))) {}
   ~HeapBuf() { ddt_free(p); }
   HeapBuf(const HeapBuf&) = delete;
   HeapBuf& operator=(const HeapBuf&) = delete;
@@ -261,7 +229,7 @@ void collectives(Rt& t, Jsonl* out, const Options& o) {
           c.check();
           t.ck(ddt_comm_get_times(&z), "ddt_comm_get_times");
           const std::vector<int64_t> moved =
-              t.sum0({z.by_rget - a.by_rget, z.by_rput - a.by_rput, z.by_coop - a.by_coop, z.by_cells - a.by_cells});
+              sum0(t, {z.by_rget - a.by_rget, z.by_rput - a.by_rput, z.by_coop - a.by_coop, z.by_cells - a.by_cells});
           const double ns = time_op(t, [&] { c.call(); }, b);
           if (t.me != 0) continue;
           std::printf(" %s %.1f us (%.2f GB/s) |", p.name, ns / 1e3, t.np * S / ns);
@@ -295,6 +263,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Rt t;
+  t.program = "ddt_coll_bench";
   t.ck(ddt_comm_init(), "ddt_comm_init");
   t.ck(ddt_comm_rank(&t.me), "ddt_comm_rank");
   t.ck(ddt_comm_size(&t.np), "ddt_comm_size");

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "gen.hpp"
+#include "job_tally.hpp"
 
 namespace {
 
@@ -46,29 +47,22 @@ constexpr int kSum = DDT_OP_SUM, kMax = DDT_OP_MAX, kMin = DDT_OP_MIN;
 int g_rank = -1, g_size = 0;
 uint64_t g_seed = 1;
 bool g_heap = false;  // --heap 1: message buffers from ddt_alloc (the mapped heap), else malloc
-int64_t g_passed = 0, g_failed = 0;
+int64_t& g_passed = jobtest::tally.passed;  // job_tally.hpp: counted, gathered and closed there
+int64_t& g_failed = jobtest::tally.failed;
 uint64_t g_case = 0;  // the number of the current case: the same on every rank
 
 bool check(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 bool check(bool ok, const char* fmt, ...) {
-  if (ok) {
-    ++g_passed;
-    return true;
-  }
-  if (++g_failed <= 25) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    std::fprintf(stderr, "coll_test: rank %d FAIL (seed %llu, case %llu): %s\n", g_rank, (unsigned long long)g_seed,
-                 (unsigned long long)g_case, msg);
-    if (g_failed == 25) std::fprintf(stderr, "coll_test: rank %d: further failures not printed\n", g_rank);
-  }
-  return false;
+  char where[96] = "";
+  if (!ok) std::snprintf(where, sizeof where, "seed %llu, case %llu", (unsigned long long)g_seed, (unsigned long long)g_case);
+  va_list ap;
+  va_start(ap, fmt);
+  const bool r = jobtest::vrecord(ok, where, fmt, ap);
+  va_end(ap);
+  return r;
 }
 
-const char* err_name(int e) { return ddt_error_string(e); }
+using jobtest::err_name;
 
 uint64_t mix(uint64_t x) {  // splitmix64
   x += 0x9e3779b97f4a7c15ULL;
@@ -630,6 +624,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "coll_test: rank/size queries failed, or fewer than 2 ranks (size %d)\n", g_size);
     return 2;
   }
+  jobtest::tally.program = "coll_test", jobtest::tally.rank = g_rank;
   build_pool();
   if (g_rank == 0)
     std::printf("coll_test: %d ranks, seed %llu, buffers from %s%s%s\n", g_size, (unsigned long long)g_seed,
@@ -649,27 +644,5 @@ int main(int argc, char** argv) {
     }
   for (Layout& l : g_pool)
     if (l.mult == 1) ddt_type_free(&l.type);
-  // Rank 0 gathers the counts over plain sends (not over the collectives under test).
-  int64_t counts[2] = {g_passed, g_failed};
-  if (g_rank != 0) {
-    e = ddt_comm_send(counts, 2, DDT_INT64_T, 0, 32700);
-    if (e != DDT_SUCCESS) std::fprintf(stderr, "coll_test: rank %d: sending the counts returned %s\n", g_rank, err_name(e));
-  } else {
-    for (int r = 1; r < g_size; ++r) {
-      int64_t c[2] = {0, 1};
-      e = ddt_comm_recv(c, 2, DDT_INT64_T, r, 32700, nullptr);
-      if (e != DDT_SUCCESS) {
-        std::fprintf(stderr, "coll_test: receiving rank %d's counts returned %s\n", r, err_name(e));
-        c[0] = 0, c[1] = 1;
-      }
-      counts[0] += c[0], counts[1] += c[1];
-    }
-  }
-  e = ddt_comm_finalize();
-  if (e != DDT_SUCCESS) {
-    std::fprintf(stderr, "coll_test: rank %d: ddt_comm_finalize returned %s\n", g_rank, err_name(e));
-    ++counts[1], ++g_failed;
-  }
-  if (g_rank == 0) std::printf("coll_test: %lld passed, %lld failed\n", (long long)counts[0], (long long)counts[1]);
-  return (g_rank == 0 ? counts[1] : g_failed) ? 1 : 0;
+  return jobtest::close(g_size);  // the counts go over plain sends, not the collectives under test
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "gen.hpp"
+#include "job_tally.hpp"
 
 namespace {
 
@@ -39,31 +40,24 @@ int g_rank = -1, g_size = 0;
 std::string g_mode = "random";
 uint64_t g_seed = 1;
 int64_t g_messages = -1;  // per mode, see main()
-int64_t g_passed = 0, g_failed = 0;
+int64_t& g_passed = jobtest::tally.passed;  // job_tally.hpp: counted, gathered and closed there
+int64_t& g_failed = jobtest::tally.failed;
 bool g_heap = false;  // --heap: message buffers from ddt_alloc (the mapped heap), else malloc
 int64_t g_small_cache = 0;  // --small-cache N: even ranks keep N layouts, odd ranks the default
 
 // One check: counted, and printed (one line, naming rank, mode and seed) when it fails.
 bool check(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 bool check(bool ok, const char* fmt, ...) {
-  if (ok) {
-    ++g_passed;
-    return true;
-  }
-  if (++g_failed <= 25) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    std::fprintf(stderr, "comm_test: rank %d FAIL (mode %s, seed %llu): %s\n", g_rank, g_mode.c_str(),
-                 (unsigned long long)g_seed, msg);
-    if (g_failed == 25) std::fprintf(stderr, "comm_test: rank %d: further failures not printed\n", g_rank);
-  }
-  return false;
+  char where[160] = "";
+  if (!ok) std::snprintf(where, sizeof where, "mode %s, seed %llu", g_mode.c_str(), (unsigned long long)g_seed);
+  va_list ap;
+  va_start(ap, fmt);
+  const bool r = jobtest::vrecord(ok, where, fmt, ap);
+  va_end(ap);
+  return r;
 }
 
-const char* err_name(int e) { return ddt_error_string(e) ? ddt_error_string(e) : "?"; }
+using jobtest::err_name;
 
 double now_s() {
   timespec ts;
@@ -1047,6 +1041,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "comm_test: rank/size queries failed (rank %d, size %d)\n", g_rank, g_size);
     return 2;
   }
+  jobtest::tally.program = "comm_test", jobtest::tally.rank = g_rank;
   if (g_size < 2) {
     std::fprintf(stderr, "comm_test: needs at least 2 ranks (size %d)\n", g_size);
     return 2;
@@ -1128,28 +1123,5 @@ int main(int argc, char** argv) {
       check(ddt_comm_get_load(r, &l) == DDT_SUCCESS && l == 0, "rank %d's load counter is %lld after the run", r,
             (long long)l);
     }
-  // Rank 0 gathers the counts (itself a last exchange) and prints the closing line.
-  int64_t counts[2] = {g_passed, g_failed};
-  if (g_rank != 0) {
-    e = ddt_comm_send(counts, 2, DDT_INT64_T, 0, 32700);
-    if (e != DDT_SUCCESS) std::fprintf(stderr, "comm_test: rank %d: sending the counts returned %s\n", g_rank, err_name(e));
-  } else {
-    for (int r = 1; r < g_size; ++r) {
-      int64_t c[2] = {0, 1};
-      e = ddt_comm_recv(c, 2, DDT_INT64_T, r, 32700, nullptr);
-      if (e != DDT_SUCCESS) {
-        std::fprintf(stderr, "comm_test: receiving rank %d's counts returned %s\n", r, err_name(e));
-        c[0] = 0, c[1] = 1;
-      }
-      counts[0] += c[0], counts[1] += c[1];
-    }
-  }
-  e = ddt_comm_finalize();
-  if (e != DDT_SUCCESS) {
-    std::fprintf(stderr, "comm_test: rank %d: ddt_comm_finalize returned %s\n", g_rank, err_name(e));
-    ++counts[1], ++g_failed;
-  }
-  if (g_rank == 0)
-    std::printf("comm_test: %lld passed, %lld failed\n", (long long)counts[0], (long long)counts[1]);
-  return (g_rank == 0 ? counts[1] : g_failed) ? 1 : 0;
+  return jobtest::close(g_size);
 }

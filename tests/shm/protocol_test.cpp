@@ -23,28 +23,26 @@
 #include <vector>
 
 #include "ddtkit.h"
+#include "job_tally.hpp"
 
 namespace {
 
 int g_rank = 0, g_size = 0;
-int64_t g_passed = 0, g_failed = 0;
+int64_t& g_passed = jobtest::tally.passed;  // job_tally.hpp: counted, gathered and closed there
+int64_t& g_failed = jobtest::tally.failed;
 const char* g_part = "";
 
 bool check(bool ok, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 bool check(bool ok, const char* fmt, ...) {
-  if (ok) return ++g_passed, true;
-  if (++g_failed <= 25) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    std::fprintf(stderr, "protocol_test: rank %d FAIL (%s): %s\n", g_rank, g_part, msg);
-  }
-  return false;
+  const char* where = g_part;
+  va_list ap;
+  va_start(ap, fmt);
+  const bool r = jobtest::vrecord(ok, where, fmt, ap);
+  va_end(ap);
+  return r;
 }
 
-const char* err(int e) { return ddt_error_string(e) ? ddt_error_string(e) : "?"; }
+using jobtest::err_name;
 
 unsigned char pattern(uint64_t seed, int64_t i) {
   uint64_t x = seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(i) * 0xbf58476d1ce4e5b9ULL;
@@ -116,7 +114,7 @@ int transfer(Call c, bool recv_blocking, int64_t n, int64_t block, uint64_t seed
   if (g_rank == 0) {
     for (int64_t i = 0; i < n; ++i) sbuf[static_cast<size_t>(at(i, block, stride))] = pattern(seed, i);
     const int e = send_call(c, sbuf.data(), st, 1, 7);
-    check(e == DDT_SUCCESS, "%s of %lld B returned %s", kCallName[c], (long long)n, err(e));
+    check(e == DDT_SUCCESS, "%s of %lld B returned %s", kCallName[c], (long long)n, err_name(e));
   } else if (g_rank == 1) {
     const ddt_comm_times before = times();
     int e;
@@ -129,7 +127,7 @@ int transfer(Call c, bool recv_blocking, int64_t n, int64_t block, uint64_t seed
     }
     const ddt_comm_times after = times();
     check(e == DDT_SUCCESS, "%s/%s of %lld B: the receive returned %s", kCallName[c], recv_blocking ? "recv" : "irecv",
-          (long long)n, err(e));
+          (long long)n, err_name(e));
     int64_t wrong = 0;
     for (int64_t i = 0; i < n; ++i) wrong += rbuf[static_cast<size_t>(i)] != pattern(seed, i);
     check(wrong == 0, "%s/%s of %lld B: %lld wrong bytes", kCallName[c], recv_blocking ? "recv" : "irecv", (long long)n,
@@ -273,7 +271,7 @@ void part_load(uint64_t seed) {
     }
     for (size_t i = 0; i < reqs.size(); ++i) {
       const int e = ddt_comm_wait(&reqs[i], nullptr);
-      check(e == want[i], "round %d: request %zu returned %s, expected %s", round, i, err(e), err(want[i]));
+      check(e == want[i], "round %d: request %zu returned %s, expected %s", round, i, err_name(e), err_name(want[i]));
     }
     for (int p = 0; p < g_size; ++p) {
       if (p == g_rank) continue;
@@ -343,22 +341,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "protocol_test: run it as `ddtkit run -n N protocol_test` with N >= 2\n");
     return 2;
   }
+  jobtest::tally.program = "protocol_test", jobtest::tally.rank = g_rank;
   loads_zero("start");
   if (only.empty() || only == "table2") part_table2();
   if (only.empty() || only == "modes") part_modes();
   if (only.empty() || only == "load") part_load(7);
   if (only.empty() || only == "chunks") part_chunks();
-  int64_t counts[2] = {g_passed, g_failed};
-  if (g_rank != 0) {
-    ddt_comm_send(counts, 2, DDT_INT64_T, 0, 32700);
-  } else {
-    for (int r = 1; r < g_size; ++r) {
-      int64_t c[2] = {0, 1};
-      if (ddt_comm_recv(c, 2, DDT_INT64_T, r, 32700, nullptr) != DDT_SUCCESS) c[0] = 0, c[1] = 1;
-      counts[0] += c[0], counts[1] += c[1];
-    }
-  }
-  if (ddt_comm_finalize() != DDT_SUCCESS) ++counts[1], ++g_failed;
-  if (g_rank == 0) std::printf("protocol_test: %lld passed, %lld failed\n", (long long)counts[0], (long long)counts[1]);
-  return (g_rank == 0 ? counts[1] : g_failed) ? 1 : 0;
+  return jobtest::close(g_size);
 }
