@@ -83,15 +83,17 @@ int64_t pieces_of(ddt_type t, int64_t count) {
   return __builtin_mul_overflow(b, count, &p) ? INT64_MAX : p;
 }
 
-bool cma_pays(ddt_type remote, int64_t rcount, ddt_request r, int64_t n) {
-  const int64_t pieces = std::max(pieces_of(remote, rcount), pieces_of(r->type, r->count));
-  return pieces > 0 && n / pieces >= kCmaMinPiece;
-}
+// The contiguous pieces of a transfer's two sides (pieces_of), found once per message: the
+// mechanism's cost model and the protocol's choice both read them.
+struct Pieces {
+  int64_t sender, receiver;
+  int64_t finer() const { return std::max(sender, receiver); }
+};
 
 enum class Mech { kHeap, kCma, kPipe };
 
-// remote is null for an iov exchange (the pieces are not known yet: CMA whenever permitted).
-Mech select(ddt_request r, const Attachment* seg, ddt_type remote, int64_t n) {
+// p is null for an iov exchange (the pieces are not known yet: CMA whenever permitted).
+Mech select(const Attachment* seg, const Pieces* p, int64_t n) {
   if (rt.mech == DDT_MECH_PIPE) return Mech::kPipe;
   if (seg && rt.mech == DDT_MECH_HEAP) return Mech::kHeap;
   if (seg && rt.mech == DDT_MECH_AUTO) {
@@ -99,13 +101,13 @@ Mech select(ddt_request r, const Attachment* seg, ddt_type remote, int64_t n) {
     // whole cache line fetched across cores, on one core, while the pipelined cells let the
     // sender gather its own cache-hot blocks and move full lines (both cores working).
     // Beyond the sender's cache the pipe loses that advantage and moves the bytes twice.
-    const int64_t pieces = remote ? pieces_of(remote, r->rcount) : 0;
-    if (!remote || n >= kSenderCached || n / std::max<int64_t>(1, pieces) >= kHeapMinPiece) return Mech::kHeap;
+    if (!p || n >= kSenderCached || n / std::max<int64_t>(1, p->sender) >= kHeapMinPiece) return Mech::kHeap;
     return Mech::kPipe;
   }
   if (!rt.cma) return Mech::kPipe;
-  if (rt.mech == DDT_MECH_CMA || !remote) return Mech::kCma;
-  return cma_pays(remote, r->rcount, r, n) ? Mech::kCma : Mech::kPipe;
+  if (rt.mech == DDT_MECH_CMA || !p) return Mech::kCma;
+  // CMA pays where the finer side's pieces are long enough (kCmaMinPiece above).
+  return p->finer() > 0 && n / p->finer() >= kCmaMinPiece ? Mech::kCma : Mech::kPipe;
 }
 
 // ---- CMA ----------------------------------------------------------------------------------------
@@ -672,7 +674,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   rt.times.attach_ns += now_ns() - t0;
 
   if (h.flags & (kIovNaive | kIovPipelined)) {  // the layout comes as pieces after the CTS
-    const Mech m = select(r, seg, nullptr, n);
+    const Mech m = select(seg, nullptr, n);
     if (m == Mech::kPipe) return ask(r, source, 0);
     r->via_heap = m == Mech::kHeap, r->naive = h.flags & kIovNaive;
     ++(r->via_heap ? rt.times.by_heap : rt.times.by_cma);
@@ -727,15 +729,15 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
               : (r->send_flags & kReady) ? DDT_SEND_READY : DDT_SEND_STANDARD;
   a.recv_blocking = r->blocking;
   a.n = n;
-  const int64_t pieces = std::max(pieces_of(remote, r->rcount), pieces_of(r->type, r->count));
-  a.avg_piece = n / std::max<int64_t>(1, pieces);
+  const Pieces pieces{pieces_of(remote, r->rcount), pieces_of(r->type, r->count)};
+  a.avg_piece = n / std::max<int64_t>(1, pieces.finer());
   a.load_self = rt.job->load[rt.rank].bytes.load(std::memory_order_relaxed);
   a.load_peer = rt.job->load[source].bytes.load(std::memory_order_relaxed);
   a.chunk_min = rt.chunk_min;
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
   if (c.proto != DDT_PROTO_RGET) return start_protocol(r, source, seg, remote, key, keyed, c);
   r->proto = DDT_PROTO_RGET, r->chunked = c.chunked, r->engine = c.engine;
-  const Mech m = select(r, seg, remote, n);
+  const Mech m = select(seg, &pieces, n);
   if (m == Mech::kHeap) {
     ++rt.times.by_heap, ++rt.times.by_rget;
     const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);
