@@ -10,8 +10,10 @@ namespace ddt::shm {
 // ---- thresholds (HYBRID) -------------------------------------------------------------------
 // kCoopMinBytes: COOP's CTS round trip (the sender's share waits for it) and its second FIN cost
 // a few microseconds; a second core's half of the copy saves n / 2 at one core's copy rate
-// (about 12.5 GB/s here: 10 us per 128 KiB). Measured with make bench's protocol sweep
-// (bench/runtime_bench.cpp, rt_protocol; see the constant's history for the figures).
+// (about 12.5 GB/s here: 10 us per 128 KiB). The protocol sweep (bench/protocol_sweep.hpp,
+// 2 ranks, heap buffers, window of 4; at 7282b30) puts the crossing between 128 and 512 KiB:
+// RGET / COOP 7.90 / 5.75 GB/s at 32 KiB, 20.9 / 18.1 at 128 KiB, 34.8 / 41.4 at 512 KiB,
+// 25.7 / 48.6 at 1 MiB (contiguous; the 16 KiB-block vector alike: 20.4 / 18.0, 36.2 / 37.3).
 const int64_t kCoopMinBytes = int64_t{256} << 10;
 // kCmaWriteMinPiece: a process_vm_writev costs about 1-1.5 us per call and 0.35 us per piece
 // (issue 10's measurement on this machine kind: 0.49-0.54 us per piece through the whole
@@ -22,7 +24,8 @@ const int64_t kCmaWriteMinPiece = 4096;
 // COOP-chunked: a chunk costs one look at every peer's ring (tens of ns when nothing came) and,
 // for CMA, one more system call; 1 MiB chunks (80 us at one core's copy rate) keep a control
 // message from waiting longer than that behind a long copy. Seed 002's figure 10 found chunking
-// costs throughput below 4 MB and helps above.
+// costs throughput below 4 MB and helps above; the same sweep here: COOP / COOP in 1 MiB chunks
+// 48.6 / 48.1 GB/s at 1 MiB, 22.9 / 28.4 at 4 MiB, 21.5 / 27.3 at 16 MiB (contiguous).
 const int64_t kChunkMinBytes = int64_t{4} << 20;
 const int64_t kChunkBytes = int64_t{1} << 20;
 
