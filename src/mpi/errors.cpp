@@ -14,6 +14,7 @@ int mpi_error(int ddt_code) {
     case DDT_ERR_TYPE:
     case DDT_ERR_NOT_COMMITTED: return MPI_ERR_TYPE;
     case DDT_ERR_COUNT: return MPI_ERR_COUNT;
+    case DDT_ERR_PEER: return MPI_ERR_OTHER;  // the runtime's peer process has died
     default: return MPI_ERR_INTERN;
   }
 }

@@ -3,6 +3,7 @@
 // Constructors, queries (size, extent, true extent, envelope, contents) and MPI_Get_count /
 // MPI_Get_elements are not intercepted: the real MPI builds and describes every type, so they
 // answer exactly as it does, and the translation (types.cpp) packs with the bounds it reports.
+#include "mpi/local.hpp"
 #include "mpi/shim.hpp"
 
 using namespace ddtmpi;
@@ -109,9 +110,39 @@ int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count
 }
 #endif
 
-// Requests the user freed while active are finished before the MPI goes away.
+// The runtime starts with the MPI (collective over MPI_COMM_WORLD, as MPI_Init is). A program
+// that starts the MPI through sessions only (MPI_Session_init) gets no runtime: every message
+// then goes the staged way.
+int MPI_Init(int* argc, char*** argv) {
+  int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) local_init();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) local_init();
+  return rc;
+}
+
+// A freed communicator's handle may name another one later: its rank map is forgotten.
+int MPI_Comm_free(MPI_Comm* comm) {
+  if (!disabled()) forget_comm(*comm);
+  return PMPI_Comm_free(comm);
+}
+
+int MPI_Comm_disconnect(MPI_Comm* comm) {
+  if (!disabled()) forget_comm(*comm);
+  return PMPI_Comm_disconnect(comm);
+}
+
+// Requests the user freed while active are finished before the MPI goes away, and the runtime
+// is left (its finalize waits for every process of the node).
 int MPI_Finalize(void) {
-  if (!disabled()) progress_adopted(true);
+  if (!disabled()) {
+    progress_adopted(true);
+    local_finalize();
+  }
   return PMPI_Finalize();
 }
 

@@ -1,13 +1,18 @@
 // Point-to-point: blocking, non-blocking, persistent and matched receives. Each wrapper turns
 // its (buf, count, datatype) into a Side (side.cpp) and hands the MPI bytes; what remains to do
-// when a request completes is attached to it (requests.cpp).
+// when a request completes is attached to it (requests.cpp). A derived-type message to a process
+// of the same node goes through ddtkit's runtime instead, the MPI carrying only its ticket
+// (local.hpp); every receive that may get a ticket checks what arrived.
 //
 // MPI_PROC_NULL peers and predefined types go to the MPI untouched: nothing moves, or the MPI
 // moves predefined types at memory speed itself. Statuses carry byte counts of MPI_BYTE, which
 // is what MPI_Get_count and MPI_Get_elements divide by the user's datatype, so they answer in
 // the user's datatype without being intercepted.
+#include <sched.h>
+
 #include <memory>
 
+#include "mpi/local.hpp"
 #include "mpi/shim.hpp"
 
 using namespace ddtmpi;
@@ -17,9 +22,32 @@ namespace {
 using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
 
-template <SendFn F>
+// The runtime's send mode for each MPI send (kNone: the staged way always; a buffered send keeps
+// the MPI's attached buffer, whose capacity and errors the standard defines).
+constexpr int kNone = -1;
+
+// The translation of dt and the runtime peer where a send of it goes through the runtime.
+int route(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, bool blocking, bool persistent,
+          TypeRef* info) {
+  if (!local_on()) return -1;
+  *info = lookup(dt);
+  return local_send_peer(**info, buf, count, comm, dest, blocking, persistent);
+}
+
+template <SendFn F, int Mode>
 int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
   if (disabled() || dest == MPI_PROC_NULL) return F(buf, count, dt, dest, tag, comm);
+  TypeRef info;
+  if (Mode != kNone) {
+    const int peer = route(buf, count, dt, dest, comm, true, false, &info);
+    if (peer >= 0) {  // posted in the runtime, then the ticket, then wait for the copy
+      LocalSend ls;
+      ls.info = info, ls.buf = buf, ls.count = count, ls.peer = peer, ls.mode = Mode, ls.blocking = true;
+      if (int rc = ls.post()) return raise(comm, rc);
+      if (int rc = PMPI_Send(&ls.ticket, sizeof(Ticket), MPI_BYTE, dest, tag, comm)) return rc;
+      return raise(comm, ls.wait());
+    }
+  }
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
   return F(s.buf(), s.n(), s.type(), dest, tag, comm);
@@ -27,10 +55,34 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
 
 // Non-blocking (F = PMPI_Isend ...) and persistent (F = PMPI_Send_init ...) sends: a staged send
 // keeps its staging until the request completes; a persistent one packs at each MPI_Start, from
-// the user's buffer as it is then, and not at all before.
-template <IsendFn F, bool Persistent>
+// the user's buffer as it is then, and not at all before. Through the runtime, the MPI request
+// is the ticket's (sent by F0: PMPI_Isend or PMPI_Send_init) and stays busy until the receiver
+// has copied; a persistent one posts in the runtime at each start.
+template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
 int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
   if (disabled() || dest == MPI_PROC_NULL) return F(buf, count, dt, dest, tag, comm, req);
+  TypeRef info;
+  if (Mode != kNone) {
+    const int peer = route(buf, count, dt, dest, comm, false, Persistent, &info);
+    if (peer >= 0) {
+      auto ls = std::make_shared<LocalSend>();
+      ls->info = info, ls->buf = buf, ls->count = count, ls->peer = peer, ls->mode = Mode, ls->blocking = false;
+      if (!Persistent)
+        if (int rc = ls->post()) return raise(comm, rc);
+      const int rc = F0(&ls->ticket, sizeof(Ticket), MPI_BYTE, dest, tag, comm, req);
+      if (rc != MPI_SUCCESS) return rc;
+      auto p = std::make_shared<Pending>();
+      p->busy = [ls] { return !ls->poll(); };
+      p->complete = [ls, comm](MPI_Status&) { return raise(comm, mpi_error(ls->error)); };
+      if (Persistent) {
+        p->persistent = true;
+        p->active = false;
+        p->start = [ls, comm] { return raise(comm, ls->post()); };
+      }
+      attach(*req, std::move(p));
+      return rc;
+    }
+  }
   auto s = std::make_shared<Side>();
   if (int rc = prepare_send(*s, buf, count, dt, !Persistent)) return raise(comm, rc);
   int rc = F(s->buf(), s->n(), s->type(), dest, tag, comm, req);
@@ -41,17 +93,32 @@ int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag,
       p->active = false;
       p->start = [s, comm] { return raise(comm, repack(*s)); };
     } else {
-      p->complete = [s](const MPI_Status&) { return MPI_SUCCESS; };
+      p->complete = [s](MPI_Status&) { return MPI_SUCCESS; };
     }
     attach(*req, std::move(p));
   }
   return rc;
 }
 
-// Completion of a staged receive: unpack what arrived.
-PendingRef unpack_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
+// What a completed receive ends with: the runtime's copy where a ticket arrived, else the unpack
+// of the staging (a no-op where the MPI received into the user's buffer).
+int finish(const Side& s, MPI_Comm comm, MPI_Status& st) {
+  bool taken = false;
+  int rc = MPI_SUCCESS;
+  if (local_on()) rc = take_ticket(s, comm, st, &taken);
+  if (!taken) rc = finish_recv(s, received_bytes(st));
+  return raise(comm, rc);
+}
+
+// Whether a receive needs finish() at completion: it is staged, or may get a ticket.
+bool needs_finish(const Side& s, MPI_Comm comm, int src) {
+  if (s.staging.ok()) return true;
+  return may_get_ticket(s.user, s.count, s.dt, comm, src);
+}
+
+PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
   auto p = std::make_shared<Pending>();
-  p->complete = [s, comm](const MPI_Status& st) { return raise(comm, finish_recv(*s, received_bytes(st))); };
+  p->complete = [s, comm](MPI_Status& st) { return finish(*s, comm, st); };
   return p;
 }
 
@@ -60,53 +127,53 @@ PendingRef unpack_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
 extern "C" {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Send>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Send, DDT_SEND_STANDARD>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Ssend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Ssend>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Ssend, DDT_SEND_SYNC>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Rsend>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Rsend, DDT_SEND_READY>(buf, count, dt, dest, tag, comm);
 }
 // The attached buffer must hold the packed bytes: MPI_Pack_size, which applications size it
 // with, answers count x size for translated types, the same bytes Bsend then uses.
 int MPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Bsend>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Bsend, kNone>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Isend, false>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Isend, PMPI_Isend, false, DDT_SEND_STANDARD>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Issend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Issend, false>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Issend, PMPI_Isend, false, DDT_SEND_SYNC>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Irsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Irsend, false>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Irsend, PMPI_Isend, false, DDT_SEND_READY>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Ibsend, false>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Ibsend, PMPI_Isend, false, kNone>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Send_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Send_init, true>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Send_init, PMPI_Send_init, true, DDT_SEND_STANDARD>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Ssend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Ssend_init, true>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Ssend_init, PMPI_Send_init, true, DDT_SEND_SYNC>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Rsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Rsend_init, true>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Rsend_init, PMPI_Send_init, true, DDT_SEND_READY>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send<PMPI_Bsend_init, true>(buf, count, dt, dest, tag, comm, req);
+  return request_send<PMPI_Bsend_init, PMPI_Send_init, true, kNone>(buf, count, dt, dest, tag, comm, req);
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
   if (disabled() || src == MPI_PROC_NULL) return PMPI_Recv(buf, count, dt, src, tag, comm, status);
   Side s;
   if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
-  if (!s.staging.ok()) return PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, status);
+  if (!needs_finish(s, comm, src)) return PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, st);
-  return first_error(rc, raise(comm, finish_recv(s, received_bytes(*st))));
+  return rc != MPI_SUCCESS ? rc : finish(s, comm, *st);
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
@@ -114,7 +181,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
   int rc = PMPI_Irecv(s->buf(), s->n(), s->type(), src, tag, comm, req);
-  if (rc == MPI_SUCCESS && s->staging.ok()) attach(*req, unpack_on_completion(s, comm));
+  if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) attach(*req, finish_on_completion(s, comm));
   return rc;
 }
 
@@ -123,8 +190,8 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
   int rc = PMPI_Recv_init(s->buf(), s->n(), s->type(), src, tag, comm, req);
-  if (rc == MPI_SUCCESS && s->staging.ok()) {
-    PendingRef p = unpack_on_completion(s, comm);
+  if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) {
+    PendingRef p = finish_on_completion(s, comm);
     p->persistent = true;
     p->active = false;
     attach(*req, std::move(p));
@@ -132,15 +199,16 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
   return rc;
 }
 
+// A matched message names no communicator: its ticket is vouched for by the magic alone.
 int MPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status) {
   if (disabled() || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Mrecv(buf, count, dt, msg, status);
   Side s;
   if (int rc = prepare_recv(s, buf, count, dt)) return rc;
-  if (!s.staging.ok()) return PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, status);
+  if (!needs_finish(s, MPI_COMM_NULL, MPI_ANY_SOURCE)) return PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, st);
-  return first_error(rc, finish_recv(s, received_bytes(*st)));
+  return rc != MPI_SUCCESS ? rc : finish(s, MPI_COMM_NULL, *st);
 }
 
 int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
@@ -148,16 +216,21 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Requ
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return rc;
   int rc = PMPI_Imrecv(s->buf(), s->n(), s->type(), msg, req);
-  if (rc == MPI_SUCCESS && s->staging.ok()) attach(*req, unpack_on_completion(s, MPI_COMM_NULL));
+  if (rc == MPI_SUCCESS && needs_finish(*s, MPI_COMM_NULL, MPI_ANY_SOURCE)) attach(*req, finish_on_completion(s, MPI_COMM_NULL));
   return rc;
 }
 
+// Through the runtime, the send is posted and its ticket sent first, and the receive is waited
+// for while the runtime progresses (the peer may be copying from this process meanwhile).
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
   if (disabled())
     return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, status);
   Side s, r;
-  if (dest != MPI_PROC_NULL)
+  LocalSend ls;
+  int peer = -1;
+  if (dest != MPI_PROC_NULL) peer = route(sbuf, scount, stype, dest, comm, true, false, &ls.info);
+  if (dest != MPI_PROC_NULL && peer < 0)
     if (int rc = prepare_send(s, sbuf, scount, stype)) return raise(comm, rc);
   if (src != MPI_PROC_NULL)
     if (int rc = prepare_recv(r, rbuf, rcount, rtype)) return raise(comm, rc);
@@ -165,21 +238,42 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   if (src == MPI_PROC_NULL) r.as_is(rbuf, rcount, rtype);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  if (peer >= 0) {
+    ls.buf = sbuf, ls.count = scount, ls.peer = peer, ls.mode = DDT_SEND_STANDARD, ls.blocking = true;
+    if (int rc = ls.post()) return raise(comm, rc);
+    MPI_Request tr = MPI_REQUEST_NULL, rr = MPI_REQUEST_NULL;
+    int rc = PMPI_Isend(&ls.ticket, sizeof(Ticket), MPI_BYTE, dest, stag, comm, &tr);
+    if (rc == MPI_SUCCESS) rc = PMPI_Irecv(r.buf(), r.n(), r.type(), src, rtag, comm, &rr);
+    for (int flag = 0, i = 0; rc == MPI_SUCCESS && !flag; ++i) {
+      rc = PMPI_Test(&rr, &flag, st);
+      if (!flag) {
+        ls.poll();
+        if (i > 64) sched_yield();
+      }
+    }
+    int rc2 = rc == MPI_SUCCESS && src != MPI_PROC_NULL ? finish(r, comm, *st) : MPI_SUCCESS;
+    rc2 = first_error(rc2, ls.wait());
+    if (tr != MPI_REQUEST_NULL) rc = first_error(rc, PMPI_Wait(&tr, MPI_STATUS_IGNORE));
+    return first_error(rc, raise(comm, rc2));
+  }
   int rc = PMPI_Sendrecv(s.buf(), s.n(), s.type(), dest, stag, r.buf(), r.n(), r.type(), src, rtag, comm, st);
-  return first_error(rc, r.staging.ok() ? raise(comm, finish_recv(r, received_bytes(*st))) : MPI_SUCCESS);
+  if (rc != MPI_SUCCESS || src == MPI_PROC_NULL || !needs_finish(r, comm, src)) return rc;
+  return finish(r, comm, *st);
 }
 
-// The packed bytes are sent and replaced in the staging buffer, then unpacked into the user's.
+// The packed bytes are sent and replaced in the staging buffer, then unpacked into the user's
+// (or, where a ticket arrived, the runtime copies into the user's buffer).
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
                          MPI_Comm comm, MPI_Status* status) {
   if (disabled()) return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, status);
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
-  if (!s.staging.ok()) return PMPI_Sendrecv_replace(s.buf(), s.n(), s.type(), dest, stag, src, rtag, comm, status);
+  if (src == MPI_PROC_NULL || !needs_finish(s, comm, src))
+    return PMPI_Sendrecv_replace(s.buf(), s.n(), s.type(), dest, stag, src, rtag, comm, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Sendrecv_replace(s.buf(), s.n(), s.type(), dest, stag, src, rtag, comm, st);
-  return first_error(rc, src == MPI_PROC_NULL ? MPI_SUCCESS : raise(comm, finish_recv(s, received_bytes(*st))));
+  return rc != MPI_SUCCESS ? rc : finish(s, comm, *st);
 }
 
 }  // extern "C"

@@ -5,11 +5,19 @@
 // the MPI sets a completed non-persistent request to MPI_REQUEST_NULL, and may hand its handle
 // to the next new request. A request with no work attached (predefined types, contiguous
 // layouts) costs one hash lookup, and nothing at all while no request has work.
+//
+// A request that is `busy` (a send through the runtime whose receiver has not copied yet; see
+// Pending) is incomplete whatever the MPI says of its ticket: the functions below poll it, leave
+// it to the MPI only once it is done, and meanwhile keep the array's other requests moving, since
+// one of them may be the receive whose ticket the peer waits on.
+#include <sched.h>
+
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
+#include "mpi/local.hpp"
 #include "mpi/shim.hpp"
 
 namespace ddtmpi {
@@ -47,18 +55,97 @@ MPI_Status* statuses(MPI_Status* user, std::vector<MPI_Status>& local, int n) {
   return local.data();
 }
 
+// ---- busy requests ------------------------------------------------------------------------------
+
+bool is_busy(const PendingRef& p) { return p && p->active && p->busy && p->busy(); }
+
+bool has_busy(const std::vector<PendingRef>& ps) {
+  for (const PendingRef& p : ps)
+    if (p && p->busy) return true;
+  return false;
+}
+
+// Polls every busy request once; busy[i] says which still are.
+bool any_busy(int n, const std::vector<PendingRef>& ps, std::vector<char>& busy) {
+  bool any = false;
+  busy.assign(n, 0);
+  for (int i = 0; i < n; ++i)
+    if (is_busy(ps[i])) busy[i] = 1, any = true;
+  return any;
+}
+
+// The receives of the array that the MPI has completed get their work run now (their tickets
+// taken), the MPI keeping the requests: a peer may be waiting for that copy.
+void deliver_ready(int n, const MPI_Request reqs[], const std::vector<PendingRef>& ps, const std::vector<char>& busy) {
+  for (int i = 0; i < n; ++i) {
+    const PendingRef& p = ps[i];
+    if (!p || busy[i] || p->busy || !p->active || p->delivered || reqs[i] == MPI_REQUEST_NULL) continue;
+    int flag = 0;
+    MPI_Status st;
+    if (PMPI_Request_get_status(reqs[i], &flag, &st) == MPI_SUCCESS && flag) deliver_early(p, st);
+  }
+}
+
+void pause(int i) {
+  poke_mpi();
+  if (i > 64) sched_yield();  // an oversubscribed node: let the peer run
+}
+
+// Waits until no request of the array is busy, keeping the others moving.
+void wait_not_busy(int n, const MPI_Request reqs[], const std::vector<PendingRef>& ps) {
+  std::vector<char> busy;
+  for (int i = 0; any_busy(n, ps, busy); ++i) {
+    deliver_ready(n, reqs, ps, busy);
+    pause(i);
+  }
+}
+
+// The array with its busy requests hidden (MPI_REQUEST_NULL), for the MPI's any/some calls, and
+// back: the MPI may have completed (nulled) the others.
+std::vector<MPI_Request> masked(int n, const MPI_Request reqs[], const std::vector<char>& busy) {
+  std::vector<MPI_Request> m(reqs, reqs + n);
+  for (int i = 0; i < n; ++i)
+    if (busy[i]) m[i] = MPI_REQUEST_NULL;
+  return m;
+}
+void unmask(int n, MPI_Request reqs[], const std::vector<MPI_Request>& m, const std::vector<char>& busy) {
+  for (int i = 0; i < n; ++i)
+    if (!busy[i]) reqs[i] = m[i];
+}
+
 using SomeFn = int (*)(int, MPI_Request[], int*, int[], MPI_Status[]);
 
 // MPI_Waitsome and MPI_Testsome: the requests that completed (outcount of them, or none) get
-// their work run.
-template <SomeFn F>
+// their work run. With busy requests: Testsome over the others, repeated for Waitsome until
+// one completes.
+template <SomeFn F, bool Wait>
 int some(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
   std::vector<PendingRef> ps;
   if (disabled() || !snapshot(n, reqs, ps)) return F(n, reqs, outcount, indices, sts);
   std::vector<MPI_Request> before(reqs, reqs + n);
   std::vector<MPI_Status> local;
   MPI_Status* st = statuses(sts, local, n);
-  int rc = F(n, reqs, outcount, indices, st);
+  int rc = MPI_SUCCESS;
+  std::vector<char> busy;
+  if (has_busy(ps)) {
+    for (int i = 0;; ++i) {
+      if (!any_busy(n, ps, busy)) {
+        rc = F(n, reqs, outcount, indices, st);
+        break;
+      }
+      std::vector<MPI_Request> m = masked(n, reqs, busy);
+      rc = PMPI_Testsome(n, m.data(), outcount, indices, st);
+      unmask(n, reqs, m, busy);
+      if (rc != MPI_SUCCESS || (*outcount != MPI_UNDEFINED && *outcount > 0)) break;
+      if (!Wait) {
+        *outcount = 0;  // the busy ones are still active
+        break;
+      }
+      pause(i);
+    }
+  } else {
+    rc = F(n, reqs, outcount, indices, st);
+  }
   int rc2 = MPI_SUCCESS;
   if (*outcount != MPI_UNDEFINED)
     for (int k = 0; k < *outcount; ++k)
@@ -95,13 +182,26 @@ void detach(MPI_Request req, const PendingRef& p) {
   }
 }
 
-int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st) {
+int complete(MPI_Request before, const PendingRef& p, MPI_Status& st) {
   if (!p || !p->active) return MPI_SUCCESS;  // an inactive persistent request completes empty
   int rc = MPI_SUCCESS;
-  if (!p->delivered && p->complete) rc = p->complete(st);
-  p->delivered = false;
+  if (p->delivered) {
+    rc = p->delivered_rc;
+    if (p->delivered_bytes >= 0) PMPI_Status_set_elements_x(&st, MPI_BYTE, p->delivered_bytes);
+  } else if (p->complete) {
+    rc = p->complete(st);
+  }
+  p->delivered = false, p->delivered_rc = MPI_SUCCESS, p->delivered_bytes = -1;
   if (p->persistent) p->active = false;
   else detach(before, p);
+  return rc;
+}
+
+int deliver_early(const PendingRef& p, MPI_Status& st) {
+  const int64_t arrived = received_bytes(st);
+  const int rc = p->complete ? p->complete(st) : MPI_SUCCESS;
+  const int64_t now = received_bytes(st);
+  p->delivered = true, p->delivered_rc = rc, p->delivered_bytes = now != arrived ? now : -1;
   return rc;
 }
 
@@ -125,6 +225,13 @@ void progress_adopted(bool wait) {
   }
   std::vector<std::pair<MPI_Request, PendingRef>> left;
   for (auto& [req, p] : mine) {
+    if (is_busy(p)) {  // a send through the runtime: its receiver has not copied yet
+      if (!wait) {
+        left.emplace_back(req, p);
+        continue;
+      }
+      for (int i = 0; is_busy(p); ++i) pause(i);
+    }
     MPI_Status st;
     int flag = 1;
     MPI_Request r = req;
@@ -153,6 +260,7 @@ extern "C" {
 int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PendingRef p = disabled() ? nullptr : find(*req);
   if (!p) return PMPI_Wait(req, status);
+  for (int i = 0; is_busy(p); ++i) pause(i);
   MPI_Request before = *req;
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
@@ -167,6 +275,11 @@ int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
     if (!disabled()) progress_adopted(false);
     return rc;
   }
+  if (is_busy(p)) {
+    poke_mpi();
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   MPI_Request before = *req;
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
@@ -178,6 +291,7 @@ int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
   std::vector<PendingRef> ps;
   if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Waitall(n, reqs, sts);
+  if (has_busy(ps)) wait_not_busy(n, reqs, ps);
   std::vector<MPI_Request> before(reqs, reqs + n);
   std::vector<MPI_Status> local;
   MPI_Status* st = statuses(sts, local, n);
@@ -191,6 +305,13 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
 int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
   std::vector<PendingRef> ps;
   if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Testall(n, reqs, flag, sts);
+  std::vector<char> busy;
+  if (has_busy(ps) && any_busy(n, ps, busy)) {
+    deliver_ready(n, reqs, ps, busy);
+    poke_mpi();
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   std::vector<MPI_Request> before(reqs, reqs + n);
   std::vector<MPI_Status> local;
   MPI_Status* st = statuses(sts, local, n);
@@ -208,7 +329,20 @@ int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
   std::vector<MPI_Request> before(reqs, reqs + n);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = PMPI_Waitany(n, reqs, index, st);
+  int rc = MPI_SUCCESS;
+  std::vector<char> busy;
+  for (int i = 0;; ++i) {
+    if (!has_busy(ps) || !any_busy(n, ps, busy)) {
+      rc = PMPI_Waitany(n, reqs, index, st);
+      break;
+    }
+    std::vector<MPI_Request> m = masked(n, reqs, busy);
+    int flag = 0;
+    rc = PMPI_Testany(n, m.data(), index, &flag, st);
+    unmask(n, reqs, m, busy);
+    if (rc != MPI_SUCCESS || (flag && *index != MPI_UNDEFINED)) break;
+    pause(i);
+  }
   if (*index == MPI_UNDEFINED || !ps[*index]) return rc;
   return first_error(rc, complete(before[*index], ps[*index], *st));
 }
@@ -219,17 +353,26 @@ int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
   std::vector<MPI_Request> before(reqs, reqs + n);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = PMPI_Testany(n, reqs, index, flag, st);
+  int rc = MPI_SUCCESS;
+  std::vector<char> busy;
+  if (has_busy(ps) && any_busy(n, ps, busy)) {  // the busy ones are active and incomplete
+    std::vector<MPI_Request> m = masked(n, reqs, busy);
+    rc = PMPI_Testany(n, m.data(), index, flag, st);
+    unmask(n, reqs, m, busy);
+    if (*flag && *index == MPI_UNDEFINED) *flag = 0;
+  } else {
+    rc = PMPI_Testany(n, reqs, index, flag, st);
+  }
   if (!*flag || *index == MPI_UNDEFINED || !ps[*index]) return rc;
   return first_error(rc, complete(before[*index], ps[*index], *st));
 }
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-  return some<PMPI_Waitsome>(n, reqs, outcount, indices, sts);
+  return some<PMPI_Waitsome, true>(n, reqs, outcount, indices, sts);
 }
 
 int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts[]) {
-  return some<PMPI_Testsome>(n, reqs, outcount, indices, sts);
+  return some<PMPI_Testsome, false>(n, reqs, outcount, indices, sts);
 }
 
 // Does not free the request: a completed receive is unpacked now (the user may read the buffer
@@ -238,12 +381,31 @@ int MPI_Testsome(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_St
 int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
   PendingRef p = disabled() ? nullptr : find(req);
   if (!p) return PMPI_Request_get_status(req, flag, status);
+  if (is_busy(p)) {
+    poke_mpi();
+    *flag = 0;
+    return MPI_SUCCESS;
+  }
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = PMPI_Request_get_status(req, flag, st);
-  if (rc != MPI_SUCCESS || !*flag || !p->active || p->delivered) return rc;
-  p->delivered = true;
-  return p->complete ? p->complete(*st) : MPI_SUCCESS;
+  if (rc != MPI_SUCCESS || !*flag || !p->active) return rc;
+  if (p->delivered) {  // asked again: the same status as the first time
+    if (p->delivered_bytes >= 0) PMPI_Status_set_elements_x(st, MPI_BYTE, p->delivered_bytes);
+    return MPI_SUCCESS;
+  }
+  rc = deliver_early(p, *st);
+  p->delivered_rc = MPI_SUCCESS;  // reported here, not again by the wait or test that frees it
+  return rc;
+}
+
+// A send through the runtime is not cancelled: its ticket may already have been matched, and the
+// standard lets a cancellation fail, the send then completing as usual (MPI_Test_cancelled says
+// false). Everything else is the MPI's to cancel.
+int MPI_Cancel(MPI_Request* req) {
+  PendingRef p = disabled() ? nullptr : find(*req);
+  if (p && p->busy && p->active) return MPI_SUCCESS;
+  return PMPI_Cancel(req);
 }
 
 // An active request the user frees still has work (its receive must land in the user's buffer,

@@ -117,14 +117,23 @@ int finish_recv(const Side& s, int64_t bytes);
 int64_t received_bytes(const MPI_Status& st);
 
 // Work attached to an MPI request. `complete` runs once per activation when the request
-// completes (a receive unpacks; its closure also owns the staging buffer, which is released
-// with it). For persistent requests `start` runs before each MPI_Start (a send packs).
+// completes (a receive unpacks, or takes the message a ticket stands for and sets the status's
+// count; its closure also owns the staging buffer, which is released with it). For persistent
+// requests `start` runs before each MPI_Start (a send packs, or posts in the runtime).
+//
+// `busy`, where set, says whether work remains that the MPI does not see (a send through the
+// runtime, whose MPI request is only its ticket: complete in the MPI long before the receiver has
+// copied), progressing it: while busy, the request is not complete, and the completion functions
+// neither ask the MPI about it nor let the MPI free it (requests.cpp).
 struct Pending {
-  std::function<int(const MPI_Status&)> complete;
+  std::function<int(MPI_Status&)> complete;
   std::function<int()> start;
+  std::function<bool()> busy;
   bool persistent = false;
   bool active = true;      // persistent: between MPI_Start and completion
-  bool delivered = false;  // MPI_Request_get_status already ran `complete` this activation
+  bool delivered = false;  // `complete` already ran this activation (MPI_Request_get_status, a wait loop)
+  int delivered_rc = MPI_SUCCESS;  // what it returned then
+  int64_t delivered_bytes = -1;    // and the count it left in the status (>= 0), given again at the end
 };
 using PendingRef = std::shared_ptr<Pending>;
 void attach(MPI_Request req, PendingRef p);
@@ -132,7 +141,10 @@ PendingRef find(MPI_Request req);
 // Forgets req's work if it is still p (the MPI may reuse a completed request's handle).
 void detach(MPI_Request req, const PendingRef& p);
 // Runs p's completion for a request that completed with status st (err: its error field).
-int complete(MPI_Request before, const PendingRef& p, const MPI_Status& st);
+int complete(MPI_Request before, const PendingRef& p, MPI_Status& st);
+// Runs p's completion early for a request that the MPI says is complete but still holds
+// (MPI_Request_get_status): marks it delivered and keeps what the final completion must repeat.
+int deliver_early(const PendingRef& p, MPI_Status& st);
 // Requests the user freed while active: kept here and finished at later calls and at finalize.
 void adopt(MPI_Request req, PendingRef p);
 void progress_adopted(bool wait);

@@ -704,6 +704,16 @@ int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool 
   });
 }
 
+void set_passive_isends(bool on) { rt.passive_isends = on; }
+
+bool can_post(int dest, int cells) {
+  if (!ready() || dest < 0 || dest >= rt.size) return false;
+  if (!rt.out[dest].empty()) return false;
+  Channel* c = channel(rt.job, rt.rank, dest);
+  const uint64_t used = c->head.load(std::memory_order_relaxed) - c->tail.load(std::memory_order_acquire);
+  return used + static_cast<uint64_t>(cells) <= static_cast<uint64_t>(kCells);
+}
+
 int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {
   ddt_request r = DDT_REQUEST_NULL;
   if (int e = isend_as(buf, count, type, dest, tag, mode, true, &r)) return e;

@@ -723,7 +723,9 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   // The protocol: RPUT and COOP need CMA (peers map the heap read-only, so a sender cannot write
   // a receive through it).
   Ask a{};
-  a.setting = rt.mech == DDT_MECH_PIPE || !rt.cma ? DDT_PROTO_RGET : rt.protocol;
+  // A passive sender (set_passive_isends) is given no share.
+  const bool passive = rt.passive_isends && !(r->send_flags & kBlocking);
+  a.setting = rt.mech == DDT_MECH_PIPE || !rt.cma || passive ? DDT_PROTO_RGET : rt.protocol;
   a.send_blocking = (r->send_flags & kBlocking) != 0;
   a.send_mode = (r->send_flags & kBuffered) ? DDT_SEND_BUFFERED : (r->send_flags & kSync) ? DDT_SEND_SYNC
               : (r->send_flags & kReady) ? DDT_SEND_READY : DDT_SEND_STANDARD;
@@ -737,7 +739,8 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
   if (c.proto != DDT_PROTO_RGET) return start_protocol(r, source, seg, remote, key, keyed, c);
   r->proto = DDT_PROTO_RGET, r->chunked = c.chunked, r->engine = c.engine;
-  const Mech m = select(seg, &pieces, n);
+  Mech m = select(seg, &pieces, n);
+  if (m == Mech::kPipe && passive && rt.cma && rt.mech != DDT_MECH_PIPE) m = seg ? Mech::kHeap : Mech::kCma;
   if (m == Mech::kHeap) {
     ++rt.times.by_heap, ++rt.times.by_rget;
     const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);

@@ -160,6 +160,8 @@ struct Runtime {
   int64_t detached = 0;  // buffered sends' own copies not yet delivered
   // Segments a peer freed (kUnmap) while a copy job still reads them: dropped once it is done.
   std::vector<std::pair<int, uint64_t>> late_unmaps;
+  // set_passive_isends: a non-blocking send's process is not asked for work after its RTS.
+  bool passive_isends = false;
 };
 extern Runtime rt;
 
@@ -173,6 +175,17 @@ int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, i
 int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool blocking, ddt_request* req);
 int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode);
 int recv_as(void* buf, int64_t count, ddt_type type, int source, int tag, ddt_status* status);
+
+// For a caller that cannot promise to progress the runtime between a non-blocking send and its
+// wait (the MPI interposer: its process may sit in an MPI call that ddtkit never sees, a barrier
+// say): from now on this process's receives of messages whose sender did not block in the call
+// (the RTS has no kBlocking) take RGET by a mechanism that needs nothing more of the sender than
+// the RTS (the heap, else CMA; the pipelined cells only where CMA is refused), so such a send
+// completes whatever its process does meanwhile. Every process of the job should set it alike.
+void set_passive_isends(bool on);
+// Whether a send to dest posted now would have its first cells written at once: nothing is
+// queued for dest and its ring has room for `cells` cells (an RTS with a short layout is one).
+bool can_post(int dest, int cells);
 
 // Bodies longer than this are refused as broken (a layout is O(description), far below it).
 constexpr int64_t kMaxBody = int64_t{256} << 20;

@@ -1,0 +1,228 @@
+// The runtime under the interposer: started at MPI_Init, the map from communicator ranks to
+// runtime ranks, tickets, and the lock (local.hpp says what the protocol is).
+#include "mpi/local.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi/shim.hpp"
+#include "shm/runtime.hpp"
+
+namespace ddtmpi {
+
+namespace {
+
+struct State {
+  bool on = false;
+  int world_rank = 0, world_size = 0;
+  uint64_t magic[2] = {0, 0};
+  std::vector<int> local;  // world rank -> runtime rank, -1 when not on this node (or self)
+  MPI_Group world_group = MPI_GROUP_NULL;
+  MPI_Comm poke = MPI_COMM_NULL;  // a private communicator, probed to drive the MPI's progress
+  std::vector<uint32_t> next_seq;  // per runtime peer
+  std::atomic<int64_t> sends{0}, receives{0};
+  // Per communicator: each rank's world rank (-1 outside MPI_COMM_WORLD's group).
+  std::shared_mutex comms_mu;
+  std::unordered_map<uint64_t, std::vector<int>> comms;
+};
+State& st() {
+  static State* s = new State;  // never destroyed: atexit order must not matter
+  return *s;
+}
+
+std::mutex& rt_mutex() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+
+int bcast(void* buf, int bytes, void* ctx) {
+  return PMPI_Bcast(buf, bytes, MPI_BYTE, 0, *static_cast<MPI_Comm*>(ctx)) == MPI_SUCCESS ? 0 : 1;
+}
+
+int env_int(const char* name, int otherwise) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoi(e) : otherwise;
+}
+
+// The world ranks of comm's ranks (its remote group's, for an intercommunicator).
+const std::vector<int>& world_ranks(MPI_Comm comm) {
+  State& s = st();
+  const uint64_t k = handle_key(comm);
+  {
+    std::shared_lock<std::shared_mutex> lock(s.comms_mu);
+    auto it = s.comms.find(k);
+    if (it != s.comms.end()) return it->second;
+  }
+  int inter = 0, n = 0;
+  MPI_Group g = MPI_GROUP_NULL;
+  std::vector<int> ranks;
+  if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS &&
+      (inter ? PMPI_Comm_remote_group(comm, &g) : PMPI_Comm_group(comm, &g)) == MPI_SUCCESS) {
+    PMPI_Group_size(g, &n);
+    std::vector<int> in(n);
+    for (int i = 0; i < n; ++i) in[i] = i;
+    ranks.assign(n, MPI_UNDEFINED);
+    PMPI_Group_translate_ranks(g, n, in.data(), s.world_group, ranks.data());
+    PMPI_Group_free(&g);
+  }
+  for (int& r : ranks)
+    if (r == MPI_UNDEFINED) r = -1;
+  std::unique_lock<std::shared_mutex> lock(s.comms_mu);
+  return s.comms.insert_or_assign(k, std::move(ranks)).first->second;
+}
+
+int world_of(MPI_Comm comm, int rank) {
+  if (rank < 0) return -1;
+  if (comm == MPI_COMM_WORLD) return rank;
+  const std::vector<int>& w = world_ranks(comm);
+  return rank < static_cast<int>(w.size()) ? w[rank] : -1;
+}
+
+}  // namespace
+
+bool local_on() { return st().on; }
+
+std::unique_lock<std::mutex> runtime_lock() { return std::unique_lock<std::mutex>(rt_mutex()); }
+
+int64_t runtime_min_bytes() {
+  // 16 KiB: smaller messages go eagerly through the runtime's cells anyway (two copies, as the
+  // MPI's own eager path), where the ticket's extra MPI message is not paid back.
+  static const int64_t v = [] {
+    const char* e = std::getenv("DDTKIT_RUNTIME_MIN");
+    const int64_t x = e && *e ? std::atoll(e) : int64_t{16} << 10;
+    return x < 64 ? int64_t{64} : x;
+  }();
+  return v;
+}
+
+void local_init() {
+  State& s = st();
+  if (disabled() || env_int("DDTKIT_RUNTIME", 1) == 0) return;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &s.world_size);
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.world_rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    return;
+  int nrank = 0, nsize = 1;
+  PMPI_Comm_rank(node, &nrank);
+  PMPI_Comm_size(node, &nsize);
+  const int pretend = env_int("DDTKIT_PRETEND_NODES", 1);
+  if (pretend > 1) {  // consecutive node ranks form each pretend node
+    MPI_Comm sub = MPI_COMM_NULL;
+    const int color = static_cast<int>(static_cast<int64_t>(nrank) * pretend / nsize);
+    PMPI_Comm_split(node, color, nrank, &sub);
+    PMPI_Comm_free(&node);
+    node = sub;
+    PMPI_Comm_rank(node, &nrank);
+    PMPI_Comm_size(node, &nsize);
+  }
+  // The runtime, on nodes of two or more processes; every process of the node agrees on it.
+  int ok = 0;
+  if (nsize > 1) {
+    ddt_bootstrap b{nrank, nsize, &node, bcast};
+    ok = ddt_comm_init_bootstrap(&b) == DDT_SUCCESS;
+  }
+  int all = 0;
+  PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, node);
+  if (ok && !all) ddt_comm_finalize();
+  // Every world rank's runtime rank, for every process: (node leader's world rank, node rank).
+  int leader = s.world_rank;
+  PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
+  int mine[2] = {all ? leader : -1 - s.world_rank, nrank};
+  std::vector<int> every(2 * static_cast<size_t>(s.world_size));
+  PMPI_Allgather(mine, 2, MPI_INT, every.data(), 2, MPI_INT, MPI_COMM_WORLD);
+  PMPI_Comm_free(&node);
+  s.local.assign(s.world_size, -1);
+  for (int w = 0; w < s.world_size; ++w)
+    if (all && w != s.world_rank && every[2 * w] == mine[0]) s.local[w] = every[2 * w + 1];
+  // The job's magic, from world rank 0 (collective whether or not this node runs the runtime).
+  if (s.world_rank == 0) {
+    std::random_device rd;
+    for (uint64_t& m : s.magic) m = (uint64_t{rd()} << 32) ^ rd();
+  }
+  PMPI_Bcast(s.magic, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (!all) return;
+  PMPI_Comm_group(MPI_COMM_WORLD, &s.world_group);
+  PMPI_Comm_dup(MPI_COMM_SELF, &s.poke);
+  s.next_seq.assign(nsize, 0);
+  ddt::shm::set_passive_isends(true);
+  s.on = true;
+}
+
+void local_finalize() {
+  State& s = st();
+  if (!s.on) return;
+  {
+    auto lock = runtime_lock();
+    ddt_comm_finalize();
+    s.on = false;
+  }
+  if (s.poke != MPI_COMM_NULL) PMPI_Comm_free(&s.poke);
+  if (s.world_group != MPI_GROUP_NULL) PMPI_Group_free(&s.world_group);
+  const int64_t sends = s.sends.load(), receives = s.receives.load();
+  if (verbose())
+    std::fprintf(stderr, "ddtkit-mpi: world rank %d: %lld sends and %lld receives through the runtime\n",
+                 s.world_rank, static_cast<long long>(sends), static_cast<long long>(receives));
+  if (env_int("DDTKIT_EXPECT_RUNTIME", 0) && sends + receives == 0) {
+    std::fprintf(stderr, "ddtkit-mpi: FAILURE: world rank %d has same-node peers but moved no message through the runtime "
+                 "(DDTKIT_EXPECT_RUNTIME=1)\n", s.world_rank);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+}
+
+int local_peer(MPI_Comm comm, int rank) {
+  State& s = st();
+  if (!s.on) return -1;
+  const int w = world_of(comm, rank);
+  return w >= 0 && w < s.world_size ? s.local[w] : -1;
+}
+
+bool may_be_local(MPI_Comm comm, int source) {
+  if (!st().on) return false;
+  return source == MPI_ANY_SOURCE || local_peer(comm, source) >= 0;
+}
+
+void forget_comm(MPI_Comm comm) {
+  State& s = st();
+  std::unique_lock<std::shared_mutex> lock(s.comms_mu);
+  s.comms.erase(handle_key(comm));
+}
+
+Ticket make_ticket(int peer, int64_t bytes) {
+  State& s = st();
+  Ticket t{};
+  t.magic[0] = s.magic[0], t.magic[1] = s.magic[1];
+  t.world = s.world_rank;
+  t.seq = s.next_seq[peer]++ & 0x3fffffffu;  // a runtime tag: >= 0 as an int
+  t.bytes = bytes;
+  return t;
+}
+
+bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t, int* peer) {
+  State& s = st();
+  if (!s.on || n != static_cast<int64_t>(sizeof(Ticket)) || !p) return false;
+  std::memcpy(t, p, sizeof *t);  // a snapshot: the bytes came from another process
+  if (t->magic[0] != s.magic[0] || t->magic[1] != s.magic[1] || t->reserved != 0 || t->bytes < 0) return false;
+  if (t->world < 0 || t->world >= s.world_size || t->seq > 0x3fffffffu) return false;
+  // The ticket must name the process the MPI says sent it (a matched-message receive has no
+  // communicator to ask: there the magic vouches for it).
+  if (comm != MPI_COMM_NULL && world_of(comm, source) != t->world) return false;
+  *peer = s.local[t->world];
+  return *peer >= 0;
+}
+
+void poke_mpi() {
+  int flag = 0;
+  if (st().poke != MPI_COMM_NULL) PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, st().poke, &flag, MPI_STATUS_IGNORE);
+}
+
+void count_local(bool send) { (send ? st().sends : st().receives).fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace ddtmpi

@@ -1,0 +1,120 @@
+// Same-node messages through ddtkit's intra-node runtime (issue 11): what the interposer's
+// point-to-point calls use to send a derived-type message with one copy to a process of the same
+// node, while the MPI keeps the matching.
+//
+// The protocol. The sender posts the message in the runtime (src/shm: layout memoized by content
+// hash, mapped heap or CMA, the rendezvous protocols) under a private tag, a sequence number per
+// peer, and then sends the MPI a 40-byte ticket on the user's communicator with the user's
+// destination and tag. The MPI matches the ticket as it would have matched the message (ordering,
+// wildcards, probes, cancel of a receive all stay the MPI's); the receive that gets it reads the
+// sequence number and takes the message from the runtime, straight into its own buffer and type,
+// and reports the message's bytes in its status. The sender's request completes when the runtime
+// send does (after the receiver's copy: a synchronous send completes only after the match).
+//
+// What a receive tells apart: every intercepted receive of 40 bytes or more from a process that
+// may be on this node checks whether exactly 40 bytes arrived that start with the job's 128-bit
+// magic (drawn at MPI_Init by world rank 0) and name the status's source; anything else is data.
+// A ticket is only ever sent for messages of at least runtime_min_bytes() (> 40), so a receive
+// too short for a ticket would have been truncated anyway.
+//
+// Progress. The runtime moves only inside ddtkit's calls, and an MPI program may wait in calls
+// the interposer never sees (a barrier). So nothing may need a process's progress after it has
+// posted a non-blocking send: the runtime is told so (ddt::shm::set_passive_isends: the receiver
+// copies the whole message by itself), a non-blocking send is posted only when its RTS can be
+// written at once (ddt::shm::can_post) and its pieces are long enough for CMA or it lies in the
+// mapped heap, and the receiver finishes its copy inside the call that matched the ticket. A
+// blocking send (MPI_Send, MPI_Ssend, MPI_Rsend) waits inside the call, progressing the runtime
+// and the MPI, so any protocol and mechanism may need it.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <mutex>
+
+#include "ddtkit.h"
+#include "mpi/shim.hpp"
+
+namespace ddtmpi {
+
+struct Ticket {
+  uint64_t magic[2];
+  int32_t world;     // the sender's rank in MPI_COMM_WORLD
+  uint32_t seq;      // the runtime tag of the message
+  int64_t bytes;     // packed bytes of the message
+  int64_t reserved;  // zero
+};
+static_assert(sizeof(Ticket) == 40, "a ticket is 40 bytes on every ABI");
+
+// Starts the runtime among this node's processes (MPI_Init*: collective over MPI_COMM_WORLD),
+// unless DDTKIT_RUNTIME=0. DDTKIT_PRETEND_NODES=k (tests and benchmarks only) splits each node's
+// processes into k pretend nodes of consecutive world ranks, so that one machine shows both
+// paths and their mix. Any failure leaves the runtime off on every process of the node.
+void local_init();
+// Finishes what is in flight and leaves the runtime (MPI_Finalize, before the MPI's).
+void local_finalize();
+bool local_on();
+
+// The runtime rank of rank `rank` of comm (of its remote group for an intercommunicator), or -1
+// where it is not a process of this node, is this process, or the runtime is off.
+int local_peer(MPI_Comm comm, int rank);
+// Whether a receive from `source` (MPI_ANY_SOURCE included) may get a ticket.
+bool may_be_local(MPI_Comm comm, int source);
+// Forgets comm (MPI_Comm_free, MPI_Comm_disconnect: the MPI may reuse its handle).
+void forget_comm(MPI_Comm comm);
+
+// Messages of fewer packed bytes go the staged way (DDTKIT_RUNTIME_MIN; at least 64).
+int64_t runtime_min_bytes();
+
+// The runtime is single-threaded: the interposer calls it under this lock (MPI_THREAD_MULTIPLE).
+std::unique_lock<std::mutex> runtime_lock();
+
+// A ticket for a message of `bytes` to runtime rank peer, with the next sequence number.
+Ticket make_ticket(int peer, int64_t bytes);
+// Whether the n bytes at p that a receive on comm got from comm rank `source` are a ticket; if
+// so *t is it and *peer its sender's runtime rank.
+bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t, int* peer);
+
+// Drives the MPI's progress engine once, without completing anything of the user's.
+void poke_mpi();
+
+// A send through the runtime (local_transfer.cpp): count elements of a translated type at buf to
+// runtime rank peer, in MPI send mode `mode` (DDT_SEND_*), from a blocking call or not.
+struct LocalSend {
+  TypeRef info;  // keeps the translation alive while the runtime reads it
+  const void* buf = nullptr;
+  int64_t count = 0;
+  int peer = -1, mode = DDT_SEND_STANDARD;
+  bool blocking = false;
+  ddt_request req = DDT_REQUEST_NULL;
+  Ticket ticket{};
+  int error = DDT_SUCCESS;
+  // Posts the message in the runtime and makes its ticket (next sequence number); an MPI code.
+  int post();
+  // Progresses the runtime; true once the send is complete (error then says how it ended).
+  bool poll();
+  // poll() until complete, driving the MPI's progress too; the MPI code of how it ended.
+  int wait();
+};
+
+// The runtime rank a send of count elements of info at buf to dest on comm goes to, or -1 for
+// the staged way: a Pack type, at least runtime_min_bytes(), a same-node peer; and for a
+// non-blocking send also its RTS written at once and a copy that needs nothing more of this
+// process (pieces long enough for CMA, or the buffer in the mapped heap). Persistent sends skip
+// the check of the moment (a start cannot fall back to the staged way).
+int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Comm comm, int dest, bool blocking,
+                    bool persistent = false);
+
+// For a receive that has completed with status st: whether what arrived is a ticket, and if so
+// the message it stands for taken from the runtime into the receive's buffer (s: the receive as
+// prepared; its staging, if any, holds what arrived) and st's count set to the message's bytes.
+// Returns an MPI code; *taken says whether it was a ticket.
+int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& st, bool* taken);
+// Whether a receive of count elements of dt from source on comm could get a ticket (the runtime
+// is on, the buffer holds 40 bytes, the source may be on this node).
+bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source);
+
+// Counts of messages that went through the runtime, for DDTKIT_EXPECT_RUNTIME (tests: finalize
+// fails on a process that has same-node peers and moved none).
+void count_local(bool send);
+
+}  // namespace ddtmpi

@@ -1,0 +1,152 @@
+// Same-node transfers through the runtime, each side of one (local.hpp: the protocol): the
+// sender's runtime send and ticket, the receiver's recognition of a ticket and its copy.
+#include <sched.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "mpi/local.hpp"
+#include "shm/heap.hpp"
+#include "shm/runtime.hpp"
+
+namespace ddtmpi {
+
+namespace {
+
+// The shortest average piece for which a CMA read (one iovec per piece) pays: the runtime's own
+// threshold for choosing CMA over the pipelined cells (src/shm/rendezvous.cpp, kCmaMinPiece).
+constexpr int64_t kCmaMinPiece = 4096;
+
+// Whether count elements of t at buf lie in one segment of the mapped heap.
+bool in_heap(ddt_type t, const void* buf, int64_t count, int peer) {
+  int64_t lb = 0, ext = 0, tlb = 0, text = 0;
+  if (ddt_type_extent(t, &lb, &ext) || ddt_type_true_extent(t, &tlb, &text)) return false;
+  __int128 span = static_cast<__int128>(count - 1) * ext;
+  const __int128 base = static_cast<__int128>(reinterpret_cast<uintptr_t>(buf)) + tlb;
+  const __int128 lo = base + std::min<__int128>(0, span), hi = base + text + std::max<__int128>(0, span);
+  if (lo < 0 || hi > static_cast<__int128>(UINTPTR_MAX)) return false;
+  return ddt::shm::find_segment(static_cast<uintptr_t>(lo), static_cast<uintptr_t>(hi), peer).id != 0;
+}
+
+bool named(MPI_Datatype dt) {
+  int ni = 0, na = 0, nd = 0, comb = 0;
+  return PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
+}
+
+}  // namespace
+
+int LocalSend::post() {
+  auto lock = runtime_lock();
+  ticket = make_ticket(peer, count * info->size);
+  const int e = ddt::shm::isend_as(buf, count, info->t, peer, static_cast<int>(ticket.seq), mode, blocking, &req);
+  error = e;
+  if (e) {
+    req = DDT_REQUEST_NULL;
+    return mpi_error(e);
+  }
+  count_local(true);
+  return MPI_SUCCESS;
+}
+
+bool LocalSend::poll() {
+  if (!req) return true;
+  auto lock = runtime_lock();
+  int done = 0;
+  const int e = ddt_comm_test(&req, &done, nullptr);
+  if (!done && e == DDT_SUCCESS) return false;
+  error = e;
+  req = DDT_REQUEST_NULL;
+  return true;
+}
+
+int LocalSend::wait() {
+  for (int i = 0; !poll(); ++i) {
+    poke_mpi();
+    if (i > 64) sched_yield();  // an oversubscribed node: let the peer run
+  }
+  return mpi_error(error);
+}
+
+int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Comm comm, int dest, bool blocking,
+                    bool persistent) {
+  if (!local_on() || info.mode != TypeInfo::Pack || count <= 0 || info.size <= 0) return -1;
+  if (count > INT64_MAX / info.size || count * info.size < runtime_min_bytes()) return -1;
+  const int peer = local_peer(comm, dest);
+  if (peer < 0 || blocking) return peer;
+  auto lock = runtime_lock();
+  if (!persistent && !ddt::shm::can_post(peer, 2)) return -1;
+  if (info.mean_block >= kCmaMinPiece || in_heap(info.t, buf, count, peer)) return peer;
+  return -1;
+}
+
+bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source) {
+  (void)buf;
+  if (!local_on() || source == MPI_PROC_NULL || count <= 0) return false;
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(dt, &size) != MPI_SUCCESS || size <= 0) return false;
+  if (count < static_cast<int64_t>((sizeof(Ticket) + size - 1) / size)) return false;
+  return may_be_local(comm, source);
+}
+
+int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& status, bool* taken) {
+  *taken = false;
+  if (!local_on() || received_bytes(status) != static_cast<int64_t>(sizeof(Ticket))) return MPI_SUCCESS;
+  // The 40 bytes that arrived, wherever the receive put them.
+  const TypeRef info = s.converted() ? s.info : lookup(s.dt);
+  const bool predefined = !s.converted() && !info->t && named(s.dt);
+  const MPI_Comm any = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
+  char raw[sizeof(Ticket)];
+  std::vector<char> packed;
+  const void* p = nullptr;
+  if (s.converted()) {
+    p = s.data;
+  } else if (predefined) {
+    p = s.user;
+  } else if (info->t) {
+    int64_t n = 0;
+    if (ddt_pack(s.user, s.count, info->t, 0, raw, sizeof raw, &n) != DDT_SUCCESS || n != sizeof raw) return MPI_SUCCESS;
+    p = raw;
+  } else {  // a type the interposer cannot translate: the MPI packs it
+    int size = 0, pos = 0;
+    if (s.count > INT_MAX || PMPI_Pack_size(static_cast<int>(s.count), s.dt, any, &size) != MPI_SUCCESS) return MPI_SUCCESS;
+    packed.resize(static_cast<size_t>(size));
+    if (PMPI_Pack(s.user, static_cast<int>(s.count), s.dt, packed.data(), size, &pos, any) != MPI_SUCCESS) return MPI_SUCCESS;
+    p = packed.data();
+  }
+  Ticket t{};
+  int peer = -1;
+  if (!read_ticket(p, sizeof(Ticket), comm, status.MPI_SOURCE, &t, &peer)) return MPI_SUCCESS;
+  *taken = true;
+  // The message, from the runtime straight into the receive's buffer and type.
+  ddt_status ds{};
+  int e = DDT_SUCCESS;
+  void* user = const_cast<void*>(s.user);
+  if (info->t || predefined) {
+    int64_t count = s.count;
+    ddt_type type = info->t;
+    if (predefined) {
+      MPI_Count size = 0;
+      PMPI_Type_size_x(s.dt, &size);
+      count *= size, type = DDT_BYTE;
+    }
+    auto lock = runtime_lock();
+    e = ddt::shm::recv_as(user, count, type, peer, static_cast<int>(t.seq), &ds);
+  } else {  // received as bytes, unpacked by the MPI
+    int size = 0, pos = 0;
+    PMPI_Pack_size(static_cast<int>(s.count), s.dt, any, &size);
+    packed.assign(static_cast<size_t>(size), 0);
+    {
+      auto lock = runtime_lock();
+      e = ddt::shm::recv_as(packed.data(), size, DDT_BYTE, peer, static_cast<int>(t.seq), &ds);
+    }
+    MPI_Count one = 0;
+    PMPI_Type_size_x(s.dt, &one);
+    const int64_t whole = one > 0 ? std::min<int64_t>(ds.bytes / one, s.count) : 0;
+    if (whole > 0) PMPI_Unpack(packed.data(), size, &pos, user, static_cast<int>(whole), s.dt, any);
+  }
+  count_local(false);
+  PMPI_Status_set_elements_x(&status, MPI_BYTE, ds.bytes);
+  return mpi_error(e);
+}
+
+}  // namespace ddtmpi
