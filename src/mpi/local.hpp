@@ -109,6 +109,30 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
 // prepared; its staging, if any, holds what arrived) and st's count set to the message's bytes.
 // Returns an MPI code; *taken says whether it was a ticket.
 int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& st, bool* taken);
+// The message of ticket t (from runtime rank peer) into the receive s, st's count set to its
+// bytes: take_ticket's second half, for tickets that a probe took from the MPI (probe.cpp).
+int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_Status& st);
+
+// Messages a probe had to take from the MPI to read them (probe.cpp): a probe that finds 40
+// bytes from a same-node process receives them to see whether they are a ticket (it must report
+// the message's own size), and keeps what it took here, in order, until a receive takes it.
+struct Stashed {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int source = 0, tag = 0;
+  bool ticket = false;
+  Ticket t{};                  // ticket: what it names
+  int peer = -1;
+  char data[sizeof(Ticket)];   // not a ticket: the 40 bytes of the message
+};
+// Takes the first stashed message on comm that a receive (source, tag) matches; false if none.
+bool take_stashed(MPI_Comm comm, int source, int tag, Stashed* out);
+// Takes the stashed message that *msg (from MPI_Mprobe / MPI_Improbe) stands for; false if it
+// stands for none (a message the MPI holds).
+bool take_matched(MPI_Message* msg, Stashed* out);
+// Delivers a stashed message into the receive s: the runtime's copy or the 40 bytes; st gets
+// the message's source, tag and bytes.
+int deliver_stashed(const Stashed& e, const Side& s, MPI_Status& st);
+
 // Whether a receive of count elements of dt from source on comm could get a ticket (the runtime
 // is on, the buffer holds 40 bytes, the source may be on this node).
 bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source);

@@ -169,6 +169,11 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
   if (disabled() || src == MPI_PROC_NULL) return PMPI_Recv(buf, count, dt, src, tag, comm, status);
   Side s;
   if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
+  Stashed e;
+  if (take_stashed(comm, src, tag, &e)) {  // a probe took it from the MPI already
+    MPI_Status local;
+    return raise(comm, deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status));
+  }
   if (!needs_finish(s, comm, src)) return PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
@@ -180,6 +185,15 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
   if (disabled() || src == MPI_PROC_NULL) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
+  auto e = std::make_shared<Stashed>();
+  if (take_stashed(comm, src, tag, e.get())) {  // a request that completes at once, delivering it
+    int rc = PMPI_Irecv(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, req);
+    if (rc != MPI_SUCCESS) return rc;
+    auto p = std::make_shared<Pending>();
+    p->complete = [s, e, comm](MPI_Status& st) { return raise(comm, deliver_stashed(*e, *s, st)); };
+    attach(*req, std::move(p));
+    return rc;
+  }
   int rc = PMPI_Irecv(s->buf(), s->n(), s->type(), src, tag, comm, req);
   if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) attach(*req, finish_on_completion(s, comm));
   return rc;
@@ -204,6 +218,11 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Statu
   if (disabled() || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Mrecv(buf, count, dt, msg, status);
   Side s;
   if (int rc = prepare_recv(s, buf, count, dt)) return rc;
+  Stashed e;
+  if (take_matched(msg, &e)) {  // the message a matched probe took from the MPI (probe.cpp)
+    MPI_Status local;
+    return deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status);
+  }
   if (!needs_finish(s, MPI_COMM_NULL, MPI_ANY_SOURCE)) return PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
@@ -215,6 +234,15 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Requ
   if (disabled() || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Imrecv(buf, count, dt, msg, req);
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return rc;
+  auto e = std::make_shared<Stashed>();
+  if (take_matched(msg, e.get())) {
+    int rc = PMPI_Irecv(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, req);
+    if (rc != MPI_SUCCESS) return rc;
+    auto p = std::make_shared<Pending>();
+    p->complete = [s, e](MPI_Status& st) { return deliver_stashed(*e, *s, st); };
+    attach(*req, std::move(p));
+    return rc;
+  }
   int rc = PMPI_Imrecv(s->buf(), s->n(), s->type(), msg, req);
   if (rc == MPI_SUCCESS && needs_finish(*s, MPI_COMM_NULL, MPI_ANY_SOURCE)) attach(*req, finish_on_completion(s, MPI_COMM_NULL));
   return rc;

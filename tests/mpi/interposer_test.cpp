@@ -186,11 +186,38 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
         MPI_Wait(r, MPI_STATUS_IGNORE);  // must not unpack a second time
         break;
       }
-      case 5: {
+      case 5: {  // probes must report the message as sent (not the runtime's 40-byte ticket)
         MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Status pst;
         MPI_Message m;
-        MPI_Mprobe(src, tag, MPI_COMM_WORLD, &m, &st);
-        MPI_Mrecv(buf, n, t, &m, &st);
+        const int how = static_cast<int>((i / 14) % 3);
+        if (how == 0) {
+          MPI_Mprobe(src, tag, MPI_COMM_WORLD, &m, &pst);
+          MPI_Mrecv(buf, n, t, &m, &st);
+        } else if (how == 1) {
+          MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &pst);
+          MPI_Status again;
+          int flag = 0;
+          MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &again);  // the same message again
+          int c1 = -1, c2 = -2;
+          MPI_Get_count(&pst, MPI_BYTE, &c1);
+          MPI_Get_count(&again, MPI_BYTE, &c2);
+          check(flag && c1 == c2 && again.MPI_TAG == tag, "case " + std::to_string(i) + ": probe, then Iprobe, disagree");
+          MPI_Recv(buf, n, t, src, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        } else {
+          int flag = 0;
+          while (!flag) MPI_Improbe(src, tag, MPI_COMM_WORLD, &flag, &m, &pst);
+          MPI_Request q;
+          MPI_Imrecv(buf, n, t, &m, &q);
+          MPI_Wait(&q, &st);
+        }
+        if (bytes > 0) {
+          int got = -1;
+          MPI_Get_count(&pst, t, &got);
+          check(got == n && pst.MPI_SOURCE == src && pst.MPI_TAG == tag,
+                "case " + std::to_string(i) + ": probe " + std::to_string(how) + " reports count " + std::to_string(got) +
+                    " != " + std::to_string(n));
+        }
         break;
       }
       case 6: {
