@@ -91,11 +91,25 @@ bool local_on() { return st().on; }
 std::unique_lock<std::mutex> runtime_lock() { return std::unique_lock<std::mutex>(rt_mutex()); }
 
 int64_t runtime_min_bytes() {
-  // 16 KiB: smaller messages go eagerly through the runtime's cells anyway (two copies, as the
-  // MPI's own eager path), where the ticket's extra MPI message is not paid back.
+  // Below the runtime's rendezvous size (16 KiB) a message goes eagerly through its cells: two
+  // copies, as the staged way's pack and unpack, plus the ticket's MPI message, against the
+  // staged way's pack, the MPI's eager copies and unpack. Which wins depends on the MPI's eager
+  // path. DDTBench ping-pong under the interposer (make bench's ddtbench_mpi, 2 ranks, at
+  // 82f3f6f), ratio native / interposed with a threshold of 16 KiB and of 1 KiB:
+  //   MPICH 5.0.2: NAS_MG_x S (2 KiB) 0.94 / 0.68, NAS_MG_y S (4 KiB) 0.91 / 0.72, LAMMPS_atomic
+  //     5.5 KiB 0.79 / 0.68, SPECFEM3D_oc 3.5 KiB 0.85 / 0.70: MPICH's eager path is cheaper
+  //     than the cells; 16 KiB.
+  //   Open MPI 5.0.11: NAS_MG_y S (4 KiB) 1.00 / 1.43, LAMMPS_atomic 5.5 KiB 1.34 / 1.74,
+  //     vect:8:4 4 KiB 0.98 / 1.13, but 1-2 KiB messages lose (vect:8:4 1 KiB 0.94 / 0.59,
+  //     NAS_LU_y 1.3 KiB 0.90 / 0.62): from 4 KiB on.
+#ifdef OMPI_MAJOR_VERSION
+  constexpr int64_t kDefault = int64_t{4} << 10;
+#else
+  constexpr int64_t kDefault = int64_t{16} << 10;
+#endif
   static const int64_t v = [] {
     const char* e = std::getenv("DDTKIT_RUNTIME_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : int64_t{16} << 10;
+    const int64_t x = e && *e ? std::atoll(e) : kDefault;
     return x < 64 ? int64_t{64} : x;
   }();
   return v;
