@@ -104,32 +104,25 @@ MPI_Message hand_out(const Stashed& e) {
   return m;
 }
 
-// The first stashed message that (source, tag) matches, taken out; false if none.
-bool pop(MPI_Comm comm, int source, int tag, Stashed* out) {
+// The first stashed message that (source, tag) matches, copied to *out and taken out of the
+// stash when take is set (a receive, a matched probe) or left there (a probe); false if none.
+bool first_stashed(MPI_Comm comm, int source, int tag, Stashed* out, bool take) {
   Stash& s = stash();
   if (s.n.load(std::memory_order_relaxed) == 0) return false;
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = first(s, comm, source, tag);
   if (it == s.items.end()) return false;
   *out = *it;
-  s.items.erase(it);
-  s.n.fetch_sub(1, std::memory_order_relaxed);
-  return true;
-}
-
-bool peek(MPI_Comm comm, int source, int tag, Stashed* out) {
-  Stash& s = stash();
-  if (s.n.load(std::memory_order_relaxed) == 0) return false;
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = first(s, comm, source, tag);
-  if (it == s.items.end()) return false;
-  *out = *it;
+  if (take) {
+    s.items.erase(it);
+    s.n.fetch_sub(1, std::memory_order_relaxed);
+  }
   return true;
 }
 
 }  // namespace
 
-bool take_stashed(MPI_Comm comm, int source, int tag, Stashed* out) { return pop(comm, source, tag, out); }
+bool take_stashed(MPI_Comm comm, int source, int tag, Stashed* out) { return first_stashed(comm, source, tag, out, true); }
 
 bool take_matched(MPI_Message* msg, Stashed* out) {
   Stash& s = stash();
@@ -154,7 +147,7 @@ extern "C" {
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   if (disabled() || source == MPI_PROC_NULL || !local_on()) return PMPI_Iprobe(source, tag, comm, flag, status);
   Stashed e;
-  if (peek(comm, source, tag, &e)) {
+  if (first_stashed(comm, source, tag, &e, false)) {
     *flag = 1;
     report(e, status);
     return MPI_SUCCESS;
@@ -172,7 +165,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (disabled() || source == MPI_PROC_NULL || !local_on()) return PMPI_Probe(source, tag, comm, status);
   Stashed e;
-  if (peek(comm, source, tag, &e)) {
+  if (first_stashed(comm, source, tag, &e, false)) {
     report(e, status);
     return MPI_SUCCESS;
   }
@@ -189,7 +182,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg, MPI_Status* status) {
   if (disabled() || source == MPI_PROC_NULL || !local_on()) return PMPI_Improbe(source, tag, comm, flag, msg, status);
   Stashed e;
-  if (pop(comm, source, tag, &e)) {
+  if (first_stashed(comm, source, tag, &e, true)) {
     *flag = 1;
     *msg = hand_out(e);
     report(e, status);
@@ -210,7 +203,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* msg,
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* msg, MPI_Status* status) {
   if (disabled() || source == MPI_PROC_NULL || !local_on()) return PMPI_Mprobe(source, tag, comm, msg, status);
   Stashed e;
-  if (pop(comm, source, tag, &e)) {
+  if (first_stashed(comm, source, tag, &e, true)) {
     *msg = hand_out(e);
     report(e, status);
     return MPI_SUCCESS;
