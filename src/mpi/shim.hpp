@@ -75,6 +75,10 @@ using TypeRef = std::shared_ptr<const TypeInfo>;
 // The interposer's view of a datatype (translated and cached on first use; predefined types
 // and types it cannot translate are Pass).
 TypeRef lookup(MPI_Datatype dt);
+// The true bounds of a derived type's data, as ddtkit computes them from the typemap (the
+// committed translation, or one made for this call and not kept); false for predefined types,
+// types without data and types ddtkit cannot translate, which the MPI answers (hooks.cpp says why).
+bool true_bounds(MPI_Datatype dt, int64_t* lb, int64_t* extent);
 // Called from MPI_Type_commit and MPI_Type_free.
 void on_commit(MPI_Datatype dt);
 void on_free(MPI_Datatype dt);

@@ -414,6 +414,13 @@ TypeRef lookup(MPI_Datatype dt) {
   return r;
 }
 
+bool true_bounds(MPI_Datatype dt, int64_t* lb, int64_t* extent) {
+  if (disabled() || predefined(dt) || is_named(dt)) return false;
+  TypeRef r = cached(dt);
+  if (!r) r = make_info(dt);  // an uncommitted type: translated for this answer only
+  return r->t && r->size > 0 && ddt_type_true_extent(r->t, lb, extent) == DDT_SUCCESS;
+}
+
 void on_commit(MPI_Datatype dt) { insert(dt); }
 
 void on_free(MPI_Datatype dt) {

@@ -352,6 +352,23 @@ void fixed_cases() {
   check(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1, "envelope of vector(3,2,5,int)");
   MPI_Type_get_contents(v, 3, 0, 1, ints, addrs, olds);
   check(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && olds[0] == MPI_INT, "contents of vector(3,2,5,int)");
+  // The true extent is where the bytes lie (src/mpi/hooks.cpp): hvector(3, 3, -1 B, MPI_BYTE)
+  // has them at [-2, 3), which Open MPI 5.0.11 answers as [0, 9); asked before and after commit.
+  {
+    MPI_Datatype h;
+    MPI_Type_create_hvector(3, 3, -1, MPI_BYTE, &h);
+    for (int committed = 0; committed < 2; ++committed) {
+      MPI_Aint tlb = 0, text = 0;
+      MPI_Count tlbx = 0, textx = 0;
+      MPI_Type_get_true_extent(h, &tlb, &text);
+      MPI_Type_get_true_extent_x(h, &tlbx, &textx);
+      check(tlb == -2 && text == 5 && tlbx == -2 && textx == 5,
+            "true extent of hvector(3,3,-1B,byte)" + std::string(committed ? "" : " (not committed)") + ": " +
+                std::to_string(tlb) + "+" + std::to_string(text) + ", _x " + std::to_string(tlbx) + "+" + std::to_string(textx));
+      MPI_Type_commit(&h);
+    }
+    MPI_Type_free(&h);
+  }
   // Truncation: 2 elements sent, room for 1; MPI_Get_elements counts basic elements received.
   if (np >= 2 && me < 2) {
     int data[20];
@@ -467,6 +484,13 @@ int main(int argc, char** argv) {
     RefType aref;
     ref_eval(*adj, aref, 1 << 22);
     const int64_t count = 1 + static_cast<int64_t>(i % 3);
+    if (aref.size > 0 && t->kind != TNode::Basic) {  // the true bounds of the data, as the reference has them
+      MPI_Count tlb = 0, text = 0;
+      MPI_Type_get_true_extent_x(mt, &tlb, &text);
+      check(tlb == aref.true_lb && text == aref.true_ub - aref.true_lb,
+            "true extent of " + describe(*t) + ": " + std::to_string(tlb) + "+" + std::to_string(text) + ", reference " +
+                std::to_string(aref.true_lb) + "+" + std::to_string(aref.true_ub - aref.true_lb));
+    }
     if (i < 2)  // MPI_Pack of the fixed types, counts 1-3, against the reference
       for (int c = 1; c <= 3; ++c) {
         Buf b = make_buf(aref, c, i, me);
