@@ -278,10 +278,6 @@ def main():
     print(f"\nreport: {os.path.join(OUT, 'report.md')}")
 
 
-# Within 10% counts as noise on these shared machines (runs of one build move by +-20%).
-NOISE = 0.90
-
-
 def interposer(md, targets):
     """The DDTBench ping-pong and the OSU vector latency under the interposer (issue 4): for each
     MPI, its own path (PMPI) and the intercepted one (MPI) interleaved in one process."""
@@ -320,8 +316,47 @@ def interposer(md, targets):
         if sp:
             targets.append((f"Interposer, {label}: DDTBench ping-pong geomean >= 2x vs native", f"{gmean(sp):.2f}x", "",
                             gmean(sp) >= 2))
-            targets.append((f"Interposer, {label}: no kernel slower than native beyond noise (>= {NOISE})",
-                            f"worst {worst[0]:.2f}x ({worst[1][0]} {worst[1][1]})", "", worst[0] >= NOISE))
+            targets.append((f"Interposer, {label}: no DDTBench kernel below 0.95x native",
+                            f"worst {worst[0]:.2f}x ({worst[1][0]} {worst[1][1]}); {sum(x < 0.95 for x in sp)} below",
+                            "", worst[0] >= 0.95))
+        if osu:
+            big = [v["native"] / v["interposed"] for sz, v in osu if sz >= 4096]
+            small = [v["native"] / v["interposed"] for sz, v in osu if sz < 4096]
+            if big:
+                targets.append((f"Interposer, {label}: OSU vect:8:4 >= 2x native from 4 KiB", f"min {min(big):.2f}x", "",
+                                min(big) >= 2))
+            if small:
+                targets.append((f"Interposer, {label}: OSU vect:8:4 not slower below 4 KiB (>= 0.95x)",
+                                f"min {min(small):.2f}x", "", min(small) >= 0.95))
+        pre = sorted(((int(k[2]), v) for k, v in t.items() if k[0] == "predefined"), key=lambda z: z[0])
+        if pre:
+            md += [f"MPI_BYTE ping-pong ({ver}): messages of predefined types go to the MPI as they are; the interposer's "
+                   "cost is its checks. Round trip, median microseconds:", "",
+                   "| bytes | native | interposed | native / interposed |", "|---|---|---|---|"]
+            md += [f"| {sz} | {v['native'] / 1e3:.3f} | {v['interposed'] / 1e3:.3f} | {v['native'] / v['interposed']:.3f} |"
+                   for sz, v in pre]
+            md.append("")
+            for sz, v in pre:
+                r = v["native"] / v["interposed"]
+                targets.append((f"Interposer, {label}: {sz}-byte MPI_BYTE ping-pong within 3% of native", f"{r:.3f}", "",
+                                r >= 0.97))
+        first = [(k[1], k[2], v) for k, v in t.items() if k[0] == "first_transfer"]
+        if first:
+            md += [f"First transfer vs steady state ({ver}): per kernel a type committed afresh, its commit, its first "
+                   "round trip timed alone, and the median of the next 15 round trips, microseconds (one sample each "
+                   "for commit and first). The interposer's commit translates the type; its first runtime message "
+                   "sends the layout, which later ones find memoized.", "",
+                   "| kernel | params | native commit | native first | native steady | interposed commit | "
+                   "interposed first | interposed steady | interposed first / steady |",
+                   "|---|---|---|---|---|---|---|---|---|"]
+            md += [f"| {c} | {p} | {v['native_commit'] / 1e3:.2f} | {v['native_first'] / 1e3:.2f} | "
+                   f"{v['native_steady'] / 1e3:.2f} | {v['interposed_commit'] / 1e3:.2f} | "
+                   f"{v['interposed_first'] / 1e3:.2f} | {v['interposed_steady'] / 1e3:.2f} | "
+                   f"{v['interposed_first'] / v['interposed_steady']:.1f}x |" for c, p, v in first]
+            fr = [v["interposed_first"] / v["interposed_steady"] for _, _, v in first]
+            nr = [v["native_first"] / v["native_steady"] for _, _, v in first]
+            md += ["", f"First / steady, geometric mean over {len(first)} kernels: interposed {gmean(fr):.1f}x, "
+                   f"native {gmean(nr):.1f}x.", ""]
     return data
 
 

@@ -34,7 +34,7 @@ int unpack_at(const void* inbuf, int64_t insize, int64_t* position, void* outbuf
 // Types the interposer packs itself, where count elements' bytes fit in max_bytes (the count
 // type of the call); Pass types (predefined ones included) stay with the MPI.
 TypeRef ours(MPI_Datatype dt, int64_t count, int64_t max_bytes = INT_MAX) {
-  if (disabled()) return nullptr;
+  if (disabled() || peek(dt).mode == TypeInfo::Pass) return nullptr;
   TypeRef r = lookup(dt);
   if (r->mode == TypeInfo::Pass || (r->size > 0 && count > max_bytes / r->size)) return nullptr;
   return r;

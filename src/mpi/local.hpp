@@ -26,6 +26,7 @@
 // blocking send (MPI_Send, MPI_Ssend, MPI_Rsend) waits inside the call, progressing the runtime
 // and the MPI, so any protocol and mechanism may need it.
 #pragma once
+#include <atomic>
 #include <mpi.h>
 
 #include <cstdint>
@@ -127,6 +128,10 @@ struct Stashed {
 };
 // Takes the first stashed message on comm that a receive (source, tag) matches; false if none.
 bool take_stashed(MPI_Comm comm, int source, int tag, Stashed* out);
+// How many messages probes have stashed, read without the stash's lock: a receive checks it
+// first, and one that finds none goes to the MPI (a probe in another thread at that moment is
+// not ordered before the receive anyway).
+extern std::atomic<size_t> stashed_count;
 // Takes the stashed message that *msg (from MPI_Mprobe / MPI_Improbe) stands for; false if it
 // stands for none (a message the MPI holds).
 bool take_matched(MPI_Message* msg, Stashed* out);

@@ -30,13 +30,14 @@
 
 namespace ddtmpi {
 
+std::atomic<size_t> stashed_count{0};  // the stash's items.size()
+
 namespace {
 
 struct Stash {
   std::mutex mu;
   std::deque<Stashed> items;                       // in the order probes took them
   std::unordered_map<uint64_t, Stashed> matched;   // by the MPI_Message handed out for each
-  std::atomic<size_t> n{0};                        // items.size(), read without the lock
   MPI_Comm self = MPI_COMM_NULL;                   // for the empty messages behind matched handles
 };
 Stash& stash() {
@@ -86,7 +87,7 @@ Stashed stash_found(MPI_Comm comm, const MPI_Status& st) {
   Stash& s = stash();
   std::lock_guard<std::mutex> lock(s.mu);
   s.items.push_back(e);
-  s.n.fetch_add(1, std::memory_order_relaxed);
+  stashed_count.fetch_add(1, std::memory_order_relaxed);
   return e;
 }
 
@@ -108,14 +109,14 @@ MPI_Message hand_out(const Stashed& e) {
 // stash when take is set (a receive, a matched probe) or left there (a probe); false if none.
 bool first_stashed(MPI_Comm comm, int source, int tag, Stashed* out, bool take) {
   Stash& s = stash();
-  if (s.n.load(std::memory_order_relaxed) == 0) return false;
+  if (stashed_count.load(std::memory_order_relaxed) == 0) return false;
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = first(s, comm, source, tag);
   if (it == s.items.end()) return false;
   *out = *it;
   if (take) {
     s.items.erase(it);
-    s.n.fetch_sub(1, std::memory_order_relaxed);
+    stashed_count.fetch_sub(1, std::memory_order_relaxed);
   }
   return true;
 }

@@ -59,7 +59,7 @@ void each_piece(ddt_type t, int64_t count, int64_t total_bytes, F f) {
 struct TypeInfo {
   enum Mode { Pass, Contig, Pack } mode = Pass;  // Pass: hand the call to the MPI unchanged
   ddt_type t = DDT_TYPE_NULL;  // Contig and Pack: the translation, with the MPI's bounds
-  int64_t size = 0, extent = 0;
+  int64_t size = 0, extent = 0;  // size: every type's (Pass ones as the MPI reports it)
   int64_t offset = 0;          // Contig: where the data of element 0 starts, from buf
   int64_t mean_block = 0;      // Pack: packed bytes per contiguous piece of one element
   bool monotone = false;       // Pack: pieces ascend without overlap, elements do not overlap
@@ -75,6 +75,11 @@ using TypeRef = std::shared_ptr<const TypeInfo>;
 // The interposer's view of a datatype (translated and cached on first use; predefined types
 // and types it cannot translate are Pass).
 TypeRef lookup(MPI_Datatype dt);
+// The same view without taking a reference, for deciding at the top of a call: valid while dt
+// is not freed, so for the call that names it. A TypeRef copy is an atomic increment and
+// decrement, which perf found to be most of MPI_Send's own time in a 1-byte MPI_BYTE ping-pong
+// under Open MPI (the interposer then cost 10% of the round trip).
+const TypeInfo& peek(MPI_Datatype dt);
 // The true bounds of a derived type's data, as ddtkit computes them from the typemap (the
 // committed translation, or one made for this call and not kept); false for predefined types,
 // types without data and types ddtkit cannot translate, which the MPI answers (hooks.cpp says why).

@@ -13,8 +13,8 @@ namespace {
 // hands the message over as it is; past the int check, count * size cannot overflow).
 bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   s.as_is(buf, count, dt);
+  if (count < 0 || peek(dt).mode == TypeInfo::Pass) return false;
   TypeRef info = lookup(dt);
-  if (info->mode == TypeInfo::Pass || count < 0) return false;
   if (info->size > 0 && count > INT_MAX / info->size) return false;
   if (pass_as_is(*info, count)) return false;
   s.info = std::move(info);
