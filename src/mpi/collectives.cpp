@@ -12,6 +12,7 @@
 // displacements are negative, goes to the MPI with the user's own arguments.
 #include <algorithm>
 
+#include "mpi/local.hpp"
 #include "mpi/shim.hpp"
 
 using namespace ddtmpi;
@@ -300,6 +301,11 @@ int alltoall_skip_self(CollRef c, const Group& g, int scount, int rcount, MPI_Co
 // In place, the data to send is in the receive buffer: packed into the staging first.
 int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
              MPI_Comm comm, MPI_Request* req) {
+  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+    bool taken = false;
+    const int e = local_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &taken);
+    if (taken) return raise(comm, e);
+  }
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;

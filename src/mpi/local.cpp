@@ -30,6 +30,7 @@ struct State {
   // Per communicator: each rank's world rank (-1 outside MPI_COMM_WORLD's group).
   std::shared_mutex comms_mu;
   std::unordered_map<uint64_t, std::vector<int>> comms;
+  std::unordered_map<uint64_t, uint32_t> coll_seq;  // under comms_mu: next_coll_seq's counters
 };
 State& st() {
   static State* s = new State;  // never destroyed: atexit order must not matter
@@ -207,6 +208,13 @@ void forget_comm(MPI_Comm comm) {
   State& s = st();
   std::unique_lock<std::shared_mutex> lock(s.comms_mu);
   s.comms.erase(handle_key(comm));
+  s.coll_seq.erase(handle_key(comm));
+}
+
+uint32_t next_coll_seq(MPI_Comm comm) {
+  State& s = st();
+  std::unique_lock<std::shared_mutex> lock(s.comms_mu);
+  return s.coll_seq[handle_key(comm)]++;
 }
 
 Ticket make_ticket(int peer, int64_t bytes) {

@@ -62,6 +62,13 @@ int local_peer(MPI_Comm comm, int rank);
 bool may_be_local(MPI_Comm comm, int source);
 // Forgets comm (MPI_Comm_free, MPI_Comm_disconnect: the MPI may reuse its handle).
 void forget_comm(MPI_Comm comm);
+// The next number of a collective that comm's ranks move through the runtime (0, 1, ...; every
+// rank counts them alike; forget_comm starts a reused handle at 0 again).
+uint32_t next_coll_seq(MPI_Comm comm);
+// MPI_Alltoall through the runtime where every rank of comm takes that way alike (local_coll.cpp
+// says when); *taken says whether it did, and then the MPI code is the call's result.
+int local_alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, bool* taken);
 
 // Messages of fewer packed bytes go the staged way (DDTKIT_RUNTIME_MIN, at least 64; by default
 // 16 KiB under MPICH and 4 KiB under Open MPI, measured: see local.cpp).

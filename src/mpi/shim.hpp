@@ -80,6 +80,9 @@ TypeRef lookup(MPI_Datatype dt);
 // decrement, which perf found to be most of MPI_Send's own time in a 1-byte MPI_BYTE ping-pong
 // under Open MPI (the interposer then cost 10% of the round trip).
 const TypeInfo& peek(MPI_Datatype dt);
+// ddtkit's twin of a predefined type both libraries know (MPI_DOUBLE: DDT_DOUBLE), else
+// DDT_TYPE_NULL.
+ddt_type predefined_type(MPI_Datatype dt);
 // The true bounds of a derived type's data, as ddtkit computes them from the typemap (the
 // committed translation, or one made for this call and not kept); false for predefined types,
 // types without data and types ddtkit cannot translate, which the MPI answers (hooks.cpp says why).

@@ -422,6 +422,8 @@ TypeRef lookup(MPI_Datatype dt) {
   return r;
 }
 
+ddt_type predefined_type(MPI_Datatype dt) { return predefined(dt); }
+
 bool true_bounds(MPI_Datatype dt, int64_t* lb, int64_t* extent) {
   if (disabled() || predefined(dt) || is_named(dt)) return false;
   TypeRef r = cached(dt);

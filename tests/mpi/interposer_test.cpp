@@ -369,6 +369,21 @@ void fixed_cases() {
     }
     MPI_Type_free(&h);
   }
+  // Alltoall from a vector into plain ints: a collective takes the runtime or the MPI alike at
+  // every rank whatever each rank's types (src/mpi/local_coll.cpp), and moves each side as it is.
+  {
+    MPI_Datatype v2;
+    MPI_Type_vector(1024, 1, 2, MPI_INT, &v2);  // extent 2047 ints
+    MPI_Type_commit(&v2);
+    std::vector<int> sv(2047 * static_cast<size_t>(np)), rv(1024 * static_cast<size_t>(np), -1);
+    for (size_t k = 0; k < sv.size(); ++k) sv[k] = me * 1000000 + static_cast<int>(k);
+    MPI_Alltoall(sv.data(), 1, v2, rv.data(), 1024, MPI_INT, MPI_COMM_WORLD);
+    bool ok = true;
+    for (int p = 0; p < np; ++p)
+      for (int k = 0; k < 1024; ++k) ok = ok && rv[p * 1024 + k] == p * 1000000 + me * 2047 + 2 * k;
+    check(ok, "alltoall of vector(1024,1,2,int) into 1024 MPI_INT per rank");
+    MPI_Type_free(&v2);
+  }
   // Truncation: 2 elements sent, room for 1; MPI_Get_elements counts basic elements received.
   if (np >= 2 && me < 2) {
     int data[20];
