@@ -13,11 +13,10 @@ namespace {
 // hands the message over as it is; past the int check, count * size cannot overflow).
 bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   s.as_is(buf, count, dt);
-  if (count < 0 || peek(dt).mode == TypeInfo::Pass) return false;
-  TypeRef info = lookup(dt);
-  if (info->size > 0 && count > INT_MAX / info->size) return false;
-  if (pass_as_is(*info, count)) return false;
-  s.info = std::move(info);
+  if (count < 0) return false;
+  const TypeInfo& ti = peek(dt);  // decided without a reference: most small messages stop here
+  if (ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size) || pass_as_is(ti, count)) return false;
+  s.info = lookup(dt);
   s.bytes = count * s.info->size;
   return true;
 }
