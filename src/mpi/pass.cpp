@@ -14,7 +14,11 @@
 // its shared-memory fragments, where staging pays a pack, Open MPI's copies and an unpack.
 // Evidence (tests/mpi/ompi_probe.cpp: random types sent natively typed -> typed, typed -> bytes
 // and bytes -> typed, 2 and 3 ranks, messages of one element to 4.2 MB, plus MPI_Pack/Unpack,
-// every receive buffer compared byte for byte with ddt_pack/ddt_unpack, gaps included): TODO.
+// every receive buffer compared byte for byte with ddt_pack/ddt_unpack, gaps included): at
+// bb93396, 2 ranks (seed 2, 150 types): 4103 checks, 866 of them of messages this rule hands to
+// Open MPI, 0 wrong; 34 findings (wrong bytes) all on types the rule keeps; 3 ranks (seed 3):
+// 7661 checks, 1639 passed, 0 wrong, 48 findings. ctest ompi_probe_np2/np3 fail on any wrong
+// byte in a passed message.
 // What Open MPI gets wrong, and the rule therefore excludes:
 //   - a basic element at an address that is not a multiple of its size (hvector(3, 1, 50 B,
 //     MPI_DOUBLE), hvector(5, 2, 90 B, MPI_C_DOUBLE_COMPLEX), hvector(4, 4, 39 B,
@@ -24,7 +28,6 @@
 //   - x87 long doubles: Open MPI leaves their 6 padding bytes unwritten;
 //   - non-monotone layouts (elements interleave, or pieces descend or overlap): wrong bytes in
 //     one process already (MPI_Pack), as issue 4 found.
-#include <algorithm>
 #include <algorithm>
 #include <cstdlib>
 
