@@ -104,6 +104,14 @@ int64_t pass_block_bytes() {
 #endif
 }
 
+// Tried and left out (MPICH): passing every message of at most 8 KiB as it is, since MPICH packs
+// small messages straight into its cells and beat staging on some DDTBench kernels (make bench at
+// 61414da: LAMMPS_atomic 5.5-7 KiB staged at 0.79-0.83x, SPECFEM3D_oc 3.5-7.6 KiB at 0.82-0.84x,
+// where MPICH's own path beat even the application's hand-written loop). It lifted the worst
+// kernel to 0.91x but left 13 kernels at 0.91-0.95x and cut osu_latency -D vect:8:4 at 1-8 KiB
+// from 1.8-4.3x to 0.80-0.90x: which engine wins a small message depends on the layout (ddtkit's
+// on regular strides, MPICH's on these short index lists), and no cheap property of the type
+// told them apart.
 bool large_pass_candidate(const TypeInfo& info) {
   return pass_block_bytes() > 0 && info.mode == TypeInfo::Pack && !info.x87 && info.extent > 0 &&
          info.mean_block >= pass_block_bytes();
