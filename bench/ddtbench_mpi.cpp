@@ -276,6 +276,40 @@ void predefined(Results& res, int reps) {
   }
 }
 
+// Collectives of a predefined type (MPI_DOUBLE chunks of 32 KiB to 4 MiB), native vs interposed:
+// from DDTKIT_RUNTIME_COLL_MIN on they take ddtkit's runtime whatever the types (every rank must
+// decide alike: src/mpi/local_coll.cpp), so this is where that threshold is measured.
+void predefined_collectives(Results& res, int reps, bool smoke) {
+  for (int64_t bytes = int64_t(32) << 10; bytes <= (smoke ? int64_t(32) << 10 : int64_t(4) << 20); bytes *= 8) {
+    const int n = static_cast<int>(bytes / 8);
+    std::vector<double> sb(static_cast<size_t>(n) * np, 1.0), rb(static_cast<size_t>(n) * np);
+    using Bcast = int (*)(void*, int, MPI_Datatype, int, MPI_Comm);
+    using All = int (*)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+    struct Op {
+      const char* name;
+      Bcast b;
+      All a;
+    };
+    const Op ops[][2] = {{{"bcast", PMPI_Bcast, nullptr}, {"bcast", MPI_Bcast, nullptr}},
+                         {{"allgather", nullptr, PMPI_Allgather}, {"allgather", nullptr, MPI_Allgather}},
+                         {{"alltoall", nullptr, PMPI_Alltoall}, {"alltoall", nullptr, MPI_Alltoall}}};
+    for (const auto& op : ops) {
+      auto call = [&](const Op& o) {
+        if (o.b) o.b(sb.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        else o.a(sb.data(), n, MPI_DOUBLE, rb.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+      };
+      std::vector<Method> ms = {{"native", [&] { call(op[0]); }}, {"interposed", [&] { call(op[1]); }}};
+      auto ts = pingpong(ms, reps);
+      if (me != 0) continue;
+      res.add("coll_predefined", op[0].name, std::to_string(bytes), "call", bytes, ts);
+      std::printf("[MPI_DOUBLE %-9s] %8lld B a chunk  native %9.2f us  interposed %9.2f us (%.2fx)\n", op[0].name,
+                  (long long)bytes, find(ts, "native") / 1e3, find(ts, "interposed") / 1e3,
+                  find(ts, "native") / find(ts, "interposed"));
+      std::fflush(stdout);
+    }
+  }
+}
+
 // First transfer vs steady state of a repeated message (issue 11). Per kernel, a type built and
 // committed afresh, the commit timed, then its first round trip timed alone and the median of
 // the next `reps` round trips; once through the MPI's own path and once, with another fresh type
@@ -385,11 +419,13 @@ int main(int argc, char** argv) {
       time_kernels(res, few, 1);
       osu_vect(res, 1 << 12, 1);
       predefined(res, 3);
+      predefined_collectives(res, 3, true);
     } else {
       first_transfer(res, ks, 15);  // first: no layout seen yet
       time_kernels(res, ks, full ? 15 : 7);
       osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 15 : 7);
       predefined(res, full ? 201 : 61);
+      predefined_collectives(res, full ? 31 : 15, false);
     }
   }
   MPI_Finalize();

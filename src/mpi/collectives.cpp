@@ -117,6 +117,11 @@ void chunks(Coll& c, int peers, int64_t chunk, int skip) {
 }
 
 int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
+  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+    bool taken = false;
+    const int e = local_bcast(buf, count, dt, root, comm, &taken);
+    if (taken) return raise(comm, e);
+  }
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool sender = g.inter ? root == MPI_ROOT : g.me == root;
@@ -132,6 +137,11 @@ int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Re
 
 int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
            MPI_Comm comm, MPI_Request* req) {
+  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+    bool taken = false;
+    const int e = local_gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &taken);
+    if (taken) return raise(comm, e);
+  }
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const auto [is_root, sends] = roles(g, root, sbuf);
@@ -176,6 +186,11 @@ int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const 
 
 int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
             MPI_Comm comm, MPI_Request* req) {
+  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+    bool taken = false;
+    const int e = local_scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &taken);
+    if (taken) return raise(comm, e);
+  }
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const auto [is_root, receives] = roles(g, root, rbuf);
@@ -229,6 +244,11 @@ int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Data
 
 int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
               MPI_Comm comm, MPI_Request* req) {
+  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+    bool taken = false;
+    const int e = local_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &taken);
+    if (taken) return raise(comm, e);
+  }
   Group g = group(comm);
   auto c = std::make_shared<Coll>();
   const bool in_place = sbuf == MPI_IN_PLACE;

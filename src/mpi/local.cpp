@@ -116,6 +116,24 @@ int64_t runtime_min_bytes() {
   return v;
 }
 
+int64_t runtime_coll_min_bytes() {
+  // A collective takes the runtime for every type alike (local_coll.cpp), so contiguous data too,
+  // where the MPI's own collectives are fast: MPI_DOUBLE chunks, 2 ranks, native / interposed
+  // with the runtime taken from 64 B (Bcast / Allgather / Alltoall, medians of 41 interleaved
+  // samples; make bench's ddtbench_mpi measures the same as coll_predefined):
+  //   32 KiB: MPICH 0.65 / 0.98 / 0.89, Open MPI 0.37 / 0.41 / 0.42;
+  //   256 KiB: MPICH 2.68 / 1.33 / 0.59, Open MPI 0.80 / 0.60 / 0.57;
+  //   1 MiB: MPICH 4.92 / 1.29 / 1.01, Open MPI 1.32 / 1.02 / 0.92;
+  //   4 MiB: MPICH 4.81 / 1.16 / 1.13, Open MPI 2.02 / 1.07 / 1.10.
+  // From 1 MiB a chunk, then; derived types below it keep the staged way.
+  static const int64_t v = [] {
+    const char* e = std::getenv("DDTKIT_RUNTIME_COLL_MIN");
+    const int64_t x = e && *e ? std::atoll(e) : int64_t{1} << 20;
+    return x < 64 ? int64_t{64} : x;
+  }();
+  return v;
+}
+
 void local_init() {
   State& s = st();
   if (disabled() || env_int("DDTKIT_RUNTIME", 1) == 0) return;

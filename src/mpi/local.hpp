@@ -65,14 +65,24 @@ void forget_comm(MPI_Comm comm);
 // The next number of a collective that comm's ranks move through the runtime (0, 1, ...; every
 // rank counts them alike; forget_comm starts a reused handle at 0 again).
 uint32_t next_coll_seq(MPI_Comm comm);
-// MPI_Alltoall through the runtime where every rank of comm takes that way alike (local_coll.cpp
-// says when); *taken says whether it did, and then the MPI code is the call's result.
+// Blocking collectives through the runtime where every rank of comm takes that way alike
+// (local_coll.cpp says when); *taken says whether it did, and then the MPI code is the call's result.
 int local_alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, bool* taken);
+int local_allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+                    MPI_Comm comm, bool* taken);
+int local_bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, bool* taken);
+int local_gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                 MPI_Comm comm, bool* taken);
+int local_scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
+                  MPI_Comm comm, bool* taken);
 
 // Messages of fewer packed bytes go the staged way (DDTKIT_RUNTIME_MIN, at least 64; by default
 // 16 KiB under MPICH and 4 KiB under Open MPI, measured: see local.cpp).
 int64_t runtime_min_bytes();
+// Collectives whose chunks have fewer packed bytes stay with the MPI (DDTKIT_RUNTIME_COLL_MIN, at
+// least 64; by default 1 MiB, measured: see local.cpp).
+int64_t runtime_coll_min_bytes();
 
 // The runtime is single-threaded: the interposer calls it under this lock (MPI_THREAD_MULTIPLE).
 std::unique_lock<std::mutex> runtime_lock();

@@ -382,6 +382,35 @@ void fixed_cases() {
     for (int p = 0; p < np; ++p)
       for (int k = 0; k < 1024; ++k) ok = ok && rv[p * 1024 + k] == p * 1000000 + me * 2047 + 2 * k;
     check(ok, "alltoall of vector(1024,1,2,int) into 1024 MPI_INT per rank");
+    // Rooted ones and allgather with the vector on some ranks and plain ints on the others.
+    const int root = np - 1;
+    std::vector<int> one(1024, -1);
+    if (me == root) MPI_Scatter(sv.data(), 1, v2, one.data(), 1024, MPI_INT, root, MPI_COMM_WORLD);
+    else MPI_Scatter(nullptr, 0, MPI_INT, one.data(), 1024, MPI_INT, root, MPI_COMM_WORLD);
+    ok = true;
+    for (int k = 0; k < 1024; ++k) ok = ok && one[k] == root * 1000000 + me * 2047 + 2 * k;
+    check(ok, "scatter of vector(1024,1,2,int) chunks into 1024 MPI_INT");
+    std::vector<int> g(2047 * static_cast<size_t>(np), -1);
+    MPI_Gather(one.data(), 1024, MPI_INT, g.data(), 1, v2, root, MPI_COMM_WORLD);
+    if (me == root) {
+      ok = true;
+      for (int p = 0; p < np; ++p)
+        for (int k = 0; k < 2047; ++k) ok = ok && g[p * 2047 + k] == (k % 2 ? -1 : root * 1000000 + p * 2047 + k);
+      check(ok, "gather of 1024 MPI_INT into vector(1024,1,2,int) chunks, gaps untouched");
+    }
+    std::vector<int> a(2047 * static_cast<size_t>(np), -1);
+    MPI_Allgather(one.data(), 1024, MPI_INT, a.data(), 1, v2, MPI_COMM_WORLD);
+    ok = true;
+    for (int p = 0; p < np; ++p)
+      for (int k = 0; k < 2047; ++k) ok = ok && a[p * 2047 + k] == (k % 2 ? -1 : root * 1000000 + p * 2047 + k);
+    check(ok, "allgather of 1024 MPI_INT into vector(1024,1,2,int) chunks, gaps untouched");
+    std::vector<int> b(2047, -1);
+    if (me == root) b.assign(sv.begin(), sv.begin() + 2047);
+    if (me == root) MPI_Bcast(b.data(), 1, v2, root, MPI_COMM_WORLD);
+    else MPI_Bcast(one.data(), 1024, MPI_INT, root, MPI_COMM_WORLD);
+    ok = true;
+    for (int k = 0; k < 1024; ++k) ok = ok && (me == root ? b[2 * k] : one[k]) == root * 1000000 + 2 * k;
+    check(ok, "bcast of vector(1024,1,2,int) from the root into 1024 MPI_INT elsewhere");
     MPI_Type_free(&v2);
   }
   // Truncation: 2 elements sent, room for 1; MPI_Get_elements counts basic elements received.
