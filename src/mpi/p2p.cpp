@@ -269,6 +269,17 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
                  MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
   if (disabled())
     return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, status);
+  Stashed e;
+  if (src != MPI_PROC_NULL && take_stashed(comm, src, rtag, &e)) {
+    // A probe took the message from the MPI already: the send goes out alone (it cannot wait on
+    // this process's receive, which is here), then the stashed message is delivered.
+    Side r;
+    if (int rc = prepare_recv(r, rbuf, rcount, rtype)) return raise(comm, rc);
+    const int rc = blocking_send<PMPI_Send, DDT_SEND_STANDARD>(sbuf, scount, stype, dest, stag, comm);
+    MPI_Status local;
+    const int rc2 = raise(comm, deliver_stashed(e, r, status == MPI_STATUS_IGNORE ? local : *status));
+    return rc != MPI_SUCCESS ? rc : rc2;
+  }
   Side s, r;
   LocalSend ls;
   int peer = -1;

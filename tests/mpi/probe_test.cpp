@@ -1,6 +1,7 @@
 // Probes of messages that ddtkit's runtime carries under the interposer (issue 11): the MPI sees
 // a 40-byte ticket, but MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Get_count must report the
-// message as sent, and the receive after the probe must get it. Also a genuine 40-byte message
+// message as sent, and the receive after the probe must get it (MPI_Recv, MPI_Mrecv, and the
+// receive half of MPI_Sendrecv). Also a genuine 40-byte message
 // from the same node (which a probe must read to tell it from a ticket) arrives intact. An
 // ordinary MPI program on 2 ranks; under LD_PRELOAD=libddtkit-mpi.so with DDTKIT_EXPECT_RUNTIME=1
 // the vector messages (8 KiB blocks: CMA pays, so even the MPI_Isend goes through the runtime)
@@ -37,6 +38,23 @@ int main(int argc, char** argv) {
       MPI_Get_count(&st, t, &c);
       if (c != 1) { ++bad; printf("typed count %d\n", c); }
     }
+  }
+  // A probed message received by MPI_Sendrecv (whose receive half takes it from the stash).
+  if (me == 0) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = i + 0.5;
+    MPI_Send(a.data(), 1, t, 1, 13, MPI_COMM_WORLD);
+    int reply = 0;
+    MPI_Recv(&reply, 1, MPI_INT, 1, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (reply != 42) { ++bad; printf("sendrecv reply %d\n", reply); }
+  } else {
+    MPI_Status st;
+    MPI_Probe(0, 13, MPI_COMM_WORLD, &st);
+    std::vector<double> b(16 * 1024, -1.0);
+    int reply = 42, c = -1;
+    MPI_Sendrecv(&reply, 1, MPI_INT, 0, 14, b.data(), 131072, MPI_BYTE, 0, 13, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_BYTE, &c);
+    if (c != 131072 || st.MPI_TAG != 13) { ++bad; printf("sendrecv count %d tag %d\n", c, st.MPI_TAG); }
+    for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 0.5) ++bad;
   }
   // A real 40-byte message, probed then received.
   if (me == 0) {
