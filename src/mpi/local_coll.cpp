@@ -11,8 +11,10 @@
 // is a runtime process of this node, the call is blocking (and for Alltoall not in place, which
 // is given at all processes or none), and the packed bytes of a chunk, which the standard makes
 // equal at every rank (each receive count and type match each send's), reach the collectives'
-// threshold (DDTKIT_RUNTIME_COLL_MIN, the same at every rank; 1 MiB, where the runtime is not
-// slower than the MPI's own collectives on contiguous data either: local.cpp). The v- and w-forms, whose chunks differ
+// threshold (DDTKIT_RUNTIME_COLL_MIN, the same at every rank; 1 MiB: local.cpp), and, except for
+// Bcast, that some rank's data is scattered, which the ranks agree on with one MPI_Allreduce
+// (plan() says why; it is cheap beside a 1 MiB chunk, and only a collective past every other
+// test pays it). The v- and w-forms, whose chunks differ
 // from rank to rank, and the non-blocking forms stay with the MPI. Never the types: one rank's vector
 // may be another's MPI_DOUBLE. So each side is moved as what it is: a translated type as itself,
 // a predefined one as its ddtkit twin, and a type the interposer cannot translate as bytes the
@@ -95,9 +97,21 @@ struct Plan {
   std::vector<int> peer;  // runtime rank of each rank of comm (-1: me)
 };
 
+// Whether a type's data lies in more than one piece (or the interposer cannot tell): what the
+// staged way pays for and the runtime does not.
+bool scattered(MPI_Datatype dt) {
+  const TypeInfo& ti = peek(dt);
+  return ti.mode == TypeInfo::Pack || (ti.mode == TypeInfo::Pass && !predefined_type(dt));
+}
+
 // Whether this collective goes through the runtime (the same answer at every rank: see the top of
 // the file), given a chunk's packed bytes; if so, p gets the runtime ranks and the collective's tag.
-bool plan(MPI_Comm comm, int64_t chunk_bytes, Plan& p) {
+// With `agree`, only where some rank's data is scattered (mine: this rank's types that the call
+// reads or writes): the ranks agree on it with one MPI_Allreduce of an int, a few microseconds
+// against the at least 1 MiB a chunk moves. Alltoall, Allgather, Gather and Scatter agree: on
+// contiguous data the MPIs' own were as fast or faster (2 MiB of MPI_DOUBLE: 0.91-0.97x through
+// the runtime). Bcast does not: the runtime's was 2.0-2.7x faster there.
+bool plan(MPI_Comm comm, int64_t chunk_bytes, bool agree, bool mine, Plan& p) {
   int inter = 0;
   if (!local_on() || chunk_bytes < runtime_coll_min_bytes()) return false;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
@@ -107,6 +121,10 @@ bool plan(MPI_Comm comm, int64_t chunk_bytes, Plan& p) {
   p.peer.assign(p.n, -1);
   for (int i = 0; i < p.n; ++i)
     if (i != p.me && (p.peer[i] = local_peer(comm, i)) < 0) return false;
+  if (agree) {
+    int any = 0, flag = mine ? 1 : 0;
+    if (PMPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || !any) return false;
+  }
   p.tag = static_cast<int>(0x40000000u | (next_coll_seq(comm) & 0x3fffffffu));
   return true;
 }
@@ -180,7 +198,7 @@ int64_t chunk_bytes(int count, MPI_Datatype dt) {
 int local_alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, bool* taken) {
   Plan p;
-  *taken = sbuf != MPI_IN_PLACE && plan(comm, chunk_bytes(scount, stype), p);
+  *taken = sbuf != MPI_IN_PLACE && plan(comm, chunk_bytes(scount, stype), true, scattered(stype) || scattered(rtype), p);
   if (!*taken) return MPI_SUCCESS;
   // From here every rank takes this way: errors are reported, never a fall back to the MPI.
   Chunks s, r;
@@ -202,7 +220,8 @@ int local_allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf
                     MPI_Comm comm, bool* taken) {
   Plan p;
   const bool in_place = sbuf == MPI_IN_PLACE;
-  *taken = plan(comm, in_place ? chunk_bytes(rcount, rtype) : chunk_bytes(scount, stype), p);
+  *taken = plan(comm, in_place ? chunk_bytes(rcount, rtype) : chunk_bytes(scount, stype), true,
+                scattered(rtype) || (!in_place && scattered(stype)), p);
   if (!*taken) return MPI_SUCCESS;
   Chunks s, r;
   if (int e = describe(r, rbuf, rcount, rtype, p.n, in_place, comm)) return e;
@@ -222,7 +241,7 @@ int local_allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf
 
 int local_bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, bool* taken) {
   Plan p;
-  *taken = plan(comm, chunk_bytes(count, dt), p) && root >= 0 && root < p.n;
+  *taken = plan(comm, chunk_bytes(count, dt), false, false, p) && root >= 0 && root < p.n;
   if (!*taken) return MPI_SUCCESS;
   Chunks c;
   if (int e = describe(c, buf, count, dt, 1, p.me == root, comm)) return e;
@@ -242,7 +261,9 @@ int local_gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, i
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   const bool in_place = me == root && sbuf == MPI_IN_PLACE;
-  *taken = plan(comm, me == root ? chunk_bytes(rcount, rtype) : chunk_bytes(scount, stype), p) && root >= 0 && root < p.n;
+  const bool mine = me == root ? scattered(rtype) || (!in_place && scattered(stype)) : scattered(stype);
+  *taken = plan(comm, me == root ? chunk_bytes(rcount, rtype) : chunk_bytes(scount, stype), true, mine, p) &&
+           root >= 0 && root < p.n;
   if (!*taken) return MPI_SUCCESS;
   Chunks s, r;
   if (!in_place)
@@ -269,7 +290,9 @@ int local_scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
   int me = 0;
   PMPI_Comm_rank(comm, &me);
   const bool in_place = me == root && rbuf == MPI_IN_PLACE;
-  *taken = plan(comm, me == root ? chunk_bytes(scount, stype) : chunk_bytes(rcount, rtype), p) && root >= 0 && root < p.n;
+  const bool mine = me == root ? scattered(stype) || (!in_place && scattered(rtype)) : scattered(rtype);
+  *taken = plan(comm, me == root ? chunk_bytes(scount, stype) : chunk_bytes(rcount, rtype), true, mine, p) &&
+           root >= 0 && root < p.n;
   if (!*taken) return MPI_SUCCESS;
   Chunks s, r;
   if (!in_place)
