@@ -177,6 +177,7 @@ int exchange(const Plan& p, const std::vector<Move>& recvs, const std::vector<Mo
       }
     }
     if (open == 0) break;
+    deliver_pending();  // a peer may wait for a copy that this process owes it
     if (round % 16 == 15) poke_mpi();
     if (round > 64) sched_yield();
   }

@@ -65,6 +65,7 @@ bool LocalSend::poll() {
 int LocalSend::wait() {
   for (int i = 0; !poll(); ++i) {
     if (i % 16 == 15) poke_mpi();
+    deliver_pending();  // the receiver may wait, in turn, for a copy this process owes it
     if (i > 64) sched_yield();  // an oversubscribed node: let the peer run
   }
   return mpi_error(error);

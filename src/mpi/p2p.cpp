@@ -49,9 +49,19 @@ bool plain_recv(int count, MPI_Datatype dt) {
   return !local_on() || static_cast<int64_t>(count) * ti.size < static_cast<int64_t>(sizeof(Ticket));
 }
 
-template <SendFn F, int Mode>
+// F, or while a receive of this process may hold a ticket (tickets_pending), its non-blocking
+// form IF waited on by testing, delivering such receives meanwhile (shim.hpp says why).
+template <SendFn F, IsendFn IF>
+int send_delivering(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  if (!tickets_pending()) return F(buf, count, dt, dest, tag, comm);
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = IF(buf, count, dt, dest, tag, comm, &r);
+  return rc != MPI_SUCCESS ? rc : wait_delivering(&r, MPI_STATUS_IGNORE);
+}
+
+template <SendFn F, IsendFn IF, int Mode>
 int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  if (dest == MPI_PROC_NULL || as_is(dt)) return F(buf, count, dt, dest, tag, comm);
+  if (dest == MPI_PROC_NULL || as_is(dt)) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
   TypeRef info;
   if (Mode != kNone) {
     const int peer = route(buf, count, dt, dest, comm, true, false, &info);
@@ -65,7 +75,7 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   }
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
-  return F(s.buf(), s.n(), s.type(), dest, tag, comm);
+  return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
 }
 
 // Non-blocking (F = PMPI_Isend ...) and persistent (F = PMPI_Send_init ...) sends: a staged send
@@ -131,8 +141,17 @@ bool needs_finish(const Side& s, MPI_Comm comm, int src) {
   return may_get_ticket(s.user, s.count, s.dt, comm, src);
 }
 
+// PMPI_Recv, or where tickets_pending(), PMPI_Irecv waited on by testing (see send_delivering).
+int recv_delivering(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* st) {
+  if (!tickets_pending()) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+  MPI_Request r = MPI_REQUEST_NULL;
+  const int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r);
+  return rc != MPI_SUCCESS ? rc : wait_delivering(&r, st);
+}
+
 PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
   auto p = std::make_shared<Pending>();
+  p->ticket = local_on();  // needs_finish said it may get one (or it is staged)
   p->complete = [s, comm](MPI_Status& st) { return finish(*s, comm, st); };
   return p;
 }
@@ -142,18 +161,18 @@ PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
 extern "C" {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Send, DDT_SEND_STANDARD>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Send, PMPI_Isend, DDT_SEND_STANDARD>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Ssend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Ssend, DDT_SEND_SYNC>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Ssend, PMPI_Issend, DDT_SEND_SYNC>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Rsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Rsend, DDT_SEND_READY>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Rsend, PMPI_Irsend, DDT_SEND_READY>(buf, count, dt, dest, tag, comm);
 }
 // The attached buffer must hold the packed bytes: MPI_Pack_size, which applications size it
 // with, answers count x size for translated types, the same bytes Bsend then uses.
 int MPI_Bsend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return blocking_send<PMPI_Bsend, kNone>(buf, count, dt, dest, tag, comm);
+  return blocking_send<PMPI_Bsend, PMPI_Ibsend, kNone>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Isend(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
   return request_send<PMPI_Isend, PMPI_Isend, false, DDT_SEND_STANDARD>(buf, count, dt, dest, tag, comm, req);
@@ -181,7 +200,7 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (src == MPI_PROC_NULL || plain_recv(count, dt)) return PMPI_Recv(buf, count, dt, src, tag, comm, status);
+  if (src == MPI_PROC_NULL || plain_recv(count, dt)) return recv_delivering(buf, count, dt, src, tag, comm, status);
   Side s;
   if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
   Stashed e;
@@ -189,10 +208,10 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
     MPI_Status local;
     return raise(comm, deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status));
   }
-  if (!needs_finish(s, comm, src)) return PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, status);
+  if (!needs_finish(s, comm, src)) return recv_delivering(s.buf(), s.n(), s.type(), src, tag, comm, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = PMPI_Recv(s.buf(), s.n(), s.type(), src, tag, comm, st);
+  int rc = recv_delivering(s.buf(), s.n(), s.type(), src, tag, comm, st);
   return rc != MPI_SUCCESS ? rc : finish(s, comm, *st);
 }
 
@@ -275,7 +294,7 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
     // this process's receive, which is here), then the stashed message is delivered.
     Side r;
     if (int rc = prepare_recv(r, rbuf, rcount, rtype)) return raise(comm, rc);
-    const int rc = blocking_send<PMPI_Send, DDT_SEND_STANDARD>(sbuf, scount, stype, dest, stag, comm);
+    const int rc = blocking_send<PMPI_Send, PMPI_Isend, DDT_SEND_STANDARD>(sbuf, scount, stype, dest, stag, comm);
     MPI_Status local;
     const int rc2 = raise(comm, deliver_stashed(e, r, status == MPI_STATUS_IGNORE ? local : *status));
     return rc != MPI_SUCCESS ? rc : rc2;
@@ -302,6 +321,7 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
       rc = PMPI_Test(&rr, &flag, st);
       if (!flag) {
         ls.poll();
+        deliver_pending();
         if (i > 64) sched_yield();
       }
     }

@@ -31,6 +31,7 @@ struct Registry {
   std::unordered_map<uint64_t, PendingRef> map;
   std::vector<std::pair<MPI_Request, PendingRef>> adopted;
   std::atomic<size_t> live{0};  // map.size() + adopted.size(), read without the lock
+  std::atomic<size_t> tickets{0};  // entries of map that are receives that may get a ticket
 };
 Registry& reg() {
   static Registry* r = new Registry;
@@ -96,6 +97,7 @@ void wait_not_busy(int n, const MPI_Request reqs[], const std::vector<PendingRef
   std::vector<char> busy;
   for (int i = 0; any_busy(n, ps, busy); ++i) {
     deliver_ready(n, reqs, ps, busy);
+    deliver_pending();
     pause(i);
   }
 }
@@ -157,11 +159,17 @@ int some(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts
 
 void attach(MPI_Request req, PendingRef p) {
   if (req == MPI_REQUEST_NULL) return;
+  p->req = req;
   Registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
-  auto [it, fresh] = r.map.insert_or_assign(key(req), std::move(p));
-  (void)it;
-  if (fresh) r.live.fetch_add(1, std::memory_order_relaxed);
+  auto it = r.map.find(key(req));
+  if (it == r.map.end()) {
+    r.live.fetch_add(1, std::memory_order_relaxed);
+  } else if (it->second->ticket) {
+    r.tickets.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (p->ticket) r.tickets.fetch_add(1, std::memory_order_relaxed);
+  r.map[key(req)] = std::move(p);
 }
 
 PendingRef find(MPI_Request req) {
@@ -177,8 +185,59 @@ void detach(MPI_Request req, const PendingRef& p) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.map.find(key(req));
   if (it != r.map.end() && it->second == p) {
+    if (p->ticket) r.tickets.fetch_sub(1, std::memory_order_relaxed);
     r.map.erase(it);
     r.live.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+bool tickets_pending() {
+  static const bool multiple = [] {
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    return level == MPI_THREAD_MULTIPLE;
+  }();
+  return reg().tickets.load(std::memory_order_relaxed) > 0 && !multiple;
+}
+
+void deliver_pending() {
+  if (!tickets_pending()) return;
+  std::vector<PendingRef> todo;
+  {
+    Registry& r = reg();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto& kv : r.map) {
+      const PendingRef& p = kv.second;
+      if (p->ticket && p->active && !p->delivered && !p->busy) todo.push_back(p);
+    }
+  }
+  for (const PendingRef& p : todo) {
+    int flag = 0;
+    MPI_Status st;
+    if (PMPI_Request_get_status(p->req, &flag, &st) == MPI_SUCCESS && flag) deliver_early(p, st);
+  }
+}
+
+// PMPI_Waitall the same way.
+int waitall_delivering(int n, MPI_Request reqs[], MPI_Status sts[]) {
+  if (!tickets_pending()) return PMPI_Waitall(n, reqs, sts);
+  for (int i = 0;; ++i) {
+    int flag = 0;
+    const int rc = PMPI_Testall(n, reqs, &flag, sts);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    deliver_pending();
+    if (i > 64) sched_yield();
+  }
+}
+
+int wait_delivering(MPI_Request* req, MPI_Status* st) {
+  if (!tickets_pending()) return PMPI_Wait(req, st);
+  for (int i = 0;; ++i) {
+    int flag = 0;
+    const int rc = PMPI_Test(req, &flag, st);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    deliver_pending();
+    if (i > 64) sched_yield();
   }
 }
 
@@ -259,12 +318,15 @@ extern "C" {
 
 int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   PendingRef p = disabled() ? nullptr : find(*req);
-  if (!p) return PMPI_Wait(req, status);
-  for (int i = 0; is_busy(p); ++i) pause(i);
+  if (!p) return disabled() ? PMPI_Wait(req, status) : wait_delivering(req, status);
+  for (int i = 0; is_busy(p); ++i) {
+    deliver_pending();
+    pause(i);
+  }
   MPI_Request before = *req;
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = PMPI_Wait(req, st);
+  int rc = wait_delivering(req, st);
   return first_error(rc, complete(before, p, *st));
 }
 
@@ -290,12 +352,13 @@ int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
   std::vector<PendingRef> ps;
-  if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Waitall(n, reqs, sts);
+  if (disabled()) return PMPI_Waitall(n, reqs, sts);
+  if (!snapshot(n, reqs, ps)) return waitall_delivering(n, reqs, sts);
   if (has_busy(ps)) wait_not_busy(n, reqs, ps);
   std::vector<MPI_Request> before(reqs, reqs + n);
   std::vector<MPI_Status> local;
   MPI_Status* st = statuses(sts, local, n);
-  int rc = PMPI_Waitall(n, reqs, st);
+  int rc = waitall_delivering(n, reqs, st);
   int rc2 = MPI_SUCCESS;
   for (int i = 0; i < n; ++i)
     if (ps[i] && (rc == MPI_SUCCESS || st[i].MPI_ERROR != MPI_ERR_PENDING)) rc2 = first_error(rc2, complete(before[i], ps[i], st[i]));

@@ -146,6 +146,8 @@ struct Pending {
   bool delivered = false;  // `complete` already ran this activation (MPI_Request_get_status, a wait loop)
   int delivered_rc = MPI_SUCCESS;  // what it returned then
   int64_t delivered_bytes = -1;    // and the count it left in the status (>= 0), given again at the end
+  bool ticket = false;     // a receive that may get a ticket (deliver_pending)
+  MPI_Request req = MPI_REQUEST_NULL;  // its MPI request, as attached
 };
 using PendingRef = std::shared_ptr<Pending>;
 void attach(MPI_Request req, PendingRef p);
@@ -157,6 +159,24 @@ int complete(MPI_Request before, const PendingRef& p, MPI_Status& st);
 // Runs p's completion early for a request that the MPI says is complete but still holds
 // (MPI_Request_get_status): marks it delivered and keeps what the final completion must repeat.
 int deliver_early(const PendingRef& p, MPI_Status& st);
+// A receive whose MPI request has taken a ticket must copy its message before the sender can
+// finish; an MPI program may meanwhile block in another call (MPI_Irecv(a); MPI_Recv(b); with the
+// peer's MPI_Send(a); MPI_Send(b): the MPI completes the send of a, its receive being posted), so
+// the interposer's blocking calls, while any such receive is outstanding (tickets_pending), wait
+// by testing and run deliver_pending between tests: every outstanding receive that the MPI has
+// completed gets its copy now (its request stays the MPI's; the user's wait or test ends it).
+// Under MPI_THREAD_MULTIPLE another thread may be completing the same request, so there it does
+// nothing. The interposer's receives, sends, waits (MPI_Wait, MPI_Waitall), MPI_Sendrecv and its
+// runtime sends and collectives wait this way. Not the MPI's collectives: a blocking collective
+// cannot become a non-blocking one on some ranks only (the standard does not match the two, and
+// MPICH hung so), so a process that blocks in MPI_Barrier, say, while its posted receive holds a
+// ticket whose blocking sender waits for the copy, hangs with it; and not MPI_Waitany/Waitsome
+// over requests without work, nor probes. A fix at the sender (turn the send into a buffered one
+// once the receiver is slow to copy) needs the runtime to re-point a posted message.
+bool tickets_pending();
+void deliver_pending();
+// PMPI_Wait of one request, delivering pending receives meanwhile where tickets_pending().
+int wait_delivering(MPI_Request* req, MPI_Status* st);
 // Requests the user freed while active: kept here and finished at later calls and at finalize.
 void adopt(MPI_Request req, PendingRef p);
 void progress_adopted(bool wait);
