@@ -145,8 +145,14 @@ bool needs_finish(const Side& s, MPI_Comm comm, int src) {
 int recv_delivering(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* st) {
   if (!tickets_pending()) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
   MPI_Request r = MPI_REQUEST_NULL;
-  const int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r);
-  return rc != MPI_SUCCESS ? rc : wait_delivering(&r, st);
+  int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  // MPI_Recv leaves the status's MPI_ERROR as it was; MPICH's MPI_Test writes its request's there
+  // (mpi4py's test_util_pkl5 found a garbage error field).
+  const int error = st != MPI_STATUS_IGNORE ? st->MPI_ERROR : MPI_SUCCESS;
+  rc = wait_delivering(&r, st);
+  if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = error;
+  return rc;
 }
 
 PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
