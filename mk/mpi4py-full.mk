@@ -1,7 +1,7 @@
 # make test-full: mpi4py's whole test suite (every file, 2 ranks, numpy installed) natively and
 # under the interposer, with MPICH and with Open MPI (tools/mpi4py-full.sh); the per-test outcomes
 # must be the same. Not part of `make test` (which runs mpi4py's datatype and point-to-point files
-# under MPICH): about 4 minutes more on 2 cores. Logs in build/mpi4py-full/.
+# under MPICH): about 5 minutes more on 2 cores. Logs in build/mpi4py-full/.
 .PHONY: test-full
 
 $(VENV_MPICH)/.numpy: $(VENV_MPICH)/.mpi4py
