@@ -36,10 +36,12 @@ $(VENV_MPICH)/.ok:
 	touch $@
 # mpi4py (wheel) into the MPICH environment, and its test suite from the same version's sdist:
 # the interposer runs mpi4py's datatype and point-to-point tests (tools/mpi4py-tests.sh).
+# --no-binary names mpi4py alone: with :all:, pip also built the sdist's build requirements
+# (Cython among them) from source just to read its metadata, minutes of a 2-core set-up.
 $(VENV_MPICH)/.mpi4py: $(VENV_MPICH)/.ok
 	$(VENV_MPICH)/bin/pip install -q --disable-pip-version-check mpi4py==$(MPI4PY_VERSION)
 	rm -rf $(VENV_MPICH)/mpi4py-sdist $(VENV_MPICH)/mpi4py-tests
-	$(VENV_MPICH)/bin/pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+	$(VENV_MPICH)/bin/pip download -q --disable-pip-version-check --no-deps --no-binary mpi4py \
 	  mpi4py==$(MPI4PY_VERSION) -d $(VENV_MPICH)/mpi4py-sdist
 	mkdir -p $(VENV_MPICH)/mpi4py-tests
 	tar xzf $(VENV_MPICH)/mpi4py-sdist/mpi4py-$(MPI4PY_VERSION).tar.gz -C $(VENV_MPICH)/mpi4py-tests \
