@@ -104,6 +104,19 @@ def section(md, targets, out):
            f"factor of two slower than specialised (here: {', '.join(fmt(x, '.2f') for x in ratios)} for gamma "
            f"{', '.join(str(g) for g in gammas)}). Fig. 14: under 160 requests in every case (here: at most "
            f"{max((r['dma_queue_max'] for r in f12.values()), default=0)}).", ""]
+    traces = [r for r in rows if r["fig"] == "15" and r.get("t_us")]
+    if traces:
+        g16 = max(gammas, default=None)
+        md += ["Fig. 15, the DMA write queue over the message at gamma = " + str(g16) + " (each strategy's trace; "
+               "mean: time-averaged while the message was processed): " +
+               "; ".join(f"{r['strategy']} at most {max(r['queue'])} over {fmt(r['t_us'][-1] - r['t_us'][0], '.0f')} us"
+                         + (f", mean {fmt(f12[(g16, r['strategy'])]['dma_queue_mean'], '.2f')}" if (g16, r["strategy"]) in f12 else "")
+                         for r in traces) + ". Host overhead (the host building the descriptors or checkpoints, "
+               "measured on this CPU, not in the traces): " +
+               ", ".join(f"{s} {fmt(f12[(g16, s)]['host_setup_s'] * 1e6, '.0f')} us" for s in GENERAL if (g16, s) in f12) +
+               ". The paper (§5.2): HPU-local and RO-CP, the slowest handlers, issue the fewest requests per second and "
+               "keep the queue lowest; RW-CP and specialised peak higher; its figure also shows the host overhead of "
+               "making the checkpoints.", ""]
 
     # Fig. 13
     hp = sorted({h for h, _ in f13a})
@@ -220,14 +233,137 @@ def section(md, targets, out):
     targets += tgt
     md += ["### Targets of issue 14", "", "| target | measured | paper | met |", "|---|---|---|---|"]
     md += [f"| {t} | {m} | {p} | {'yes' if ok else '**NO**'} |" for t, m, p, ok in tgt]
-    md += ["", "Where the model departs from the paper: the handler costs are held to what the paper's text states "
-           "(src/spin/costs.hpp) rather than read off its plots; the DMA queue drains into a x32 Gen4 link "
-           "(63 GB/s) faster than the 25 GB/s line fills it, so occupancies stay far below the paper's (which modelled "
-           "PCIe packets in SST); RW-CP keeps at least P checkpoint sequences (the paper's epsilon bound alone leaves HPUs "
-           "idle at small blocks); the host side is ddtkit's unpack on this CPU, not MPITypes on an i7-4770, so the "
-           "speedups scale with how fast ddtkit unpacks here. Not modelled: HPU caches and NIC memory contention other "
-           "than checkpoint copies, handler stalls on a full DMA queue, link-level flow control.", ""]
+    md += ["", "Where the model departs from the paper, from this run's rows (the offloaded times are simulated and "
+           "repeat exactly; the host's are measured on a shared CPU and move from run to run, and the speedups and the "
+           "4 B comparison with them):", ""]
+    md += ["- " + d for d in departures(f8, f12, f13a, f16, line)]
+    md += ["- The handler costs are held to what the paper's text states (src/spin/costs.hpp) rather than read off "
+           "its plots. The DMA queue drains into a x32 Gen4 link (63 GB/s) faster than the 25 GB/s line fills it, so "
+           "occupancies stay far below the paper's (which modelled PCIe packets in SST). RW-CP keeps at least P "
+           "checkpoint sequences (the paper's epsilon bound alone leaves HPUs idle at small blocks). The host side is "
+           "ddtkit's unpack on this CPU, not MPITypes on an i7-4770, so the speedups scale with how fast ddtkit "
+           "unpacks here.", "",
+           "Not modelled: HPU caches and NIC memory contention other than checkpoint copies, handler stalls on a full "
+           "DMA queue, link-level flow control.", ""]
     return rows
+
+
+def handler_ns(r):
+    return r["init_ns"] + r["setup_ns"] + r["block_ns"]
+
+
+def departures(f8, f12, f13a, f16, line):
+    """The disagreements with the paper's text, each with where and why, computed from the rows."""
+    out = []
+
+    # Fig. 8 at 4 B blocks: the paper has every offloaded strategy slower than host unpack.
+    h4 = f8.get((4, "host"))
+    off4 = {s: f8.get((4, s)) for s in ("specialized", "seek", "rw_cp")}
+    faster = [s for s, r in off4.items() if h4 and r and not r["fell_back"] and r["gbit_s"] > h4["gbit_s"]]
+    if faster:
+        r = off4[faster[0]]
+        per, hb = handler_ns(r), r["hpus"] * r["packet"] * 8
+        need = hb / h4["gbit_s"]  # ns per handler for the HPUs to fall to the host's rate
+        ghz = r.get("hpu_ghz")
+        cyc = ""
+        if ghz and r["gamma"]:
+            cyc = (f"; at {fmt(ghz, 'g')} GHz that is about {fmt((need - r['init_ns'] - r['setup_ns']) * ghz / r['gamma'], '.0f')} "
+                   f"cycles per block instead of the model's {fmt(r['block_ns'] * ghz / r['gamma'], '.0f')} (costs.hpp's "
+                   "kBlockCycles)")
+        slower = [s for s, x in off4.items() if s not in faster and x and not x["fell_back"]]
+        fast_s = ", ".join(s + " " + fmt(off4[s]["gbit_s"]) for s in faster)
+        slow_s = ", ".join(s + " at " + fmt(off4[s]["gbit_s"]) for s in slower)
+        out.append(
+            f"Fig. 8, 4 B blocks: {fast_s} Gbit/s against host unpack's {fmt(h4['gbit_s'])}, where the paper has offload "
+            "slower than the host" + (f" ({slow_s} is slower here)" if slower else "")
+            + f". A {faster[0]} handler of gamma = {fmt(r['gamma'], '.0f')} blocks takes {fmt(per, '.0f')} ns "
+            f"({fmt(r['block_ns'], '.0f')} of them on blocks), so {r['hpus']} HPUs handle at most {fmt(hb / per)} Gbit/s. To fall "
+            f"below this host the handler would need at least {fmt(need, '.0f')} ns{cyc}. That would fit the constant to ddtkit's "
+            "unpack on this CPU (cold cache), not to the paper's host (MPITypes on an i7-4770), so the constant stays at "
+            "what the paper's text supports and this target is reported as missed (costs.hpp).")
+
+    # Fig. 12: RO-CP's catch-up share at gamma = 16 (the paper: 87%).
+    ro = f12.get((16, "ro_cp"))
+    if ro and handler_ns(ro) > 0:
+        share = ro["setup_ns"] / handler_ns(ro)
+        paper = 0.87
+        dp = ro["checkpoint_interval"] / ro["packet"] if ro["packet"] else 0
+        if 0 < share < 1 and abs(share - paper) > 0.05:
+            factor = (paper / (1 - paper)) / (share / (1 - share))
+            out.append(
+                f"Fig. 12, RO-CP at gamma = 16: catch-up is {fmt(100 * share, '.0f')}% of the handler (paper: 87%). Its dr "
+                f"is {ro['checkpoint_interval']} B ({fmt(dp, '.0f')} packets, the epsilon model's with one sequence per "
+                f"HPU at least), so a handler in order catches up over {fmt((dp - 1) / 2, '.1f')} packets on average, each "
+                "block at costs.hpp's catch-up cost (kCatchupBlockCycles). The paper states neither its RO-CP dr nor its "
+                f"cost per catch-up step; 87% needs the catch-up {fmt(factor, '.1f')}x as long against the rest of the "
+                "handler (a longer dr, or MPITypes segment steps dearer than the model's).")
+
+    # Fig. 13a: at 2 KiB blocks the paper has every strategy but the specialised one held below line rate by
+    # its overheads (catch-up for HPU-local) as the HPUs grow.
+    two = min((h for h, s in f13a if s == "specialized" and f13a[(h, s)]["gbit_s"] >= 0.97 * line), default=None)
+    hl = sorted(h for h, s in f13a if s == "hpu_local" and f13a[(h, s)]["gbit_s"] >= 0.97 * line)
+    g1 = f12.get((1, "hpu_local"))
+    if two is not None and hl and hl[0] <= two and g1:
+        out.append(
+            f"Fig. 13a, 2 KiB blocks: HPU-local reaches line rate with {hl[0]} HPUs ({fmt(f13a[(hl[0], 'hpu_local')]['gbit_s'])} "
+            f"Gbit/s), as the specialised handler does with {two}, where the paper has it held back by its catch-up. At "
+            "gamma = 1 a handler catches up over the P - 1 packets the other HPUs took, one block each, at costs.hpp's "
+            f"catch-up cost per block: {fmt(g1['setup_ns'], '.0f')} ns of a {fmt(handler_ns(g1), '.0f')} ns handler with "
+            f"{g1['hpus']} HPUs (Fig. 12), against the {fmt(g1['hpus'] * g1['packet'] * 8 / line, '.0f')} ns those HPUs "
+            "have per packet at line rate. RO-CP's catch-up share above rests on the same per-block cost.")
+
+    # Fig. 16: one-packet messages (the paper: no speedup).
+    def best(k, p):
+        h = f16.get((k, p, "host"))
+        c = [(h["seconds"] / r["seconds"], s, r) for s in ("specialized", "rw_cp", "seek")
+             for r in [f16.get((k, p, s))] if h and r and not r["fell_back"] and r["seconds"] > 0]
+        return max(c, key=lambda x: x[0]) if c else None
+    ones = sorted({(k, p) for k, p, _ in f16 if (k, p, "host") in f16 and f16[(k, p, "host")]["size"] <= f16[(k, p, "host")]["packet"]})
+    ones = [(k, p, best(k, p)) for k, p in ones]
+    ones = [x for x in ones if x[2]]
+    if ones and max(b[0] for _, _, b in ones) > 1.1:
+        k, p, (sp, s, r) = max(ones, key=lambda x: x[2][0])
+        T = f16[(k, p, "host")]["seconds"]
+        ghz = r.get("hpu_ghz")
+        gap = T - r["seconds"]
+        out.append(
+            "Fig. 16, one-packet messages: best speedups "
+            + ", ".join(f"{kk} {pp} {fmt(b[0], '.1f')}x ({b[1]})" for kk, pp, b in ones)
+            + ", where the paper finds none (its one-packet inputs are COMB's, which the DDTBench spec does not give): "
+            "its reason is that one packet cannot use the HPUs' parallelism and the processing is only delayed by the "
+            "handler's latency. "
+            f"Here the whole of {k} {p} on the NIC takes {fmt(r['seconds'] * 1e9, '.0f')} ns (the packet's arrival, one "
+            f"{s} handler of {fmt(handler_ns(r), '.0f')} ns of which {fmt(r['init_ns'], '.0f')} ns is its start, the "
+            f"completion handler and the DMA), against {fmt(T * 1e6, '.2f')} us for the host (a cold-cache ddt_unpack of "
+            f"{f16[(k, p, 'host')]['size']} B, whose time is latency, not bandwidth). The model's handler start "
+            "(kStartCycles) is optimistic and the header handler that matches the message is not costed (model.cpp: it "
+            f"runs on the first packet's arrival and takes no time); no speedup would need {fmt(gap * 1e6, '.2f')} us more of "
+            "handler latency" + (f" ({fmt(gap * ghz * 1e9, '.0f')} HPU cycles)" if ghz else "") + ".")
+
+    # Fig. 16: SPECFEM3D_oc, gamma in the hundreds (the paper: no speedup).
+    oc = sorted({p for k, p, _ in f16 if k == "SPECFEM3D_oc"})
+    cands = [(p, best("SPECFEM3D_oc", p)) for p in oc]
+    cands = [(p, b) for p, b in cands if b]
+    if cands and max(b[0] for _, b in cands) > 1.1:
+        p, (sp, s, r) = max(cands, key=lambda x: x[1][0])
+        h = f16[("SPECFEM3D_oc", p, "host")]
+        npk = -(-h["size"] // h["packet"])
+        par = min(npk, r["hpus"])
+        gam = [f16[("SPECFEM3D_oc", q, "seek")]["gamma"] for q in oc if ("SPECFEM3D_oc", q, "seek") in f16]
+        rw = [h2["seconds"] / x["seconds"] for q in oc for h2, x in [(f16.get(("SPECFEM3D_oc", q, "host")), f16.get(("SPECFEM3D_oc", q, "rw_cp")))]
+              if h2 and x and not x["fell_back"]]
+        out.append(
+            f"Fig. 16, SPECFEM3D_oc (gamma {fmt(min(gam), '.0f')}-{fmt(max(gam), '.0f')}; the paper's is 512): up to "
+            f"{fmt(sp, '.1f')}x with {s} ({p}; RW-CP up to {fmt(max(rw, default=float('nan')), '.1f')}x), where the paper "
+            "finds no speedup, for two causes: handler time linear in gamma, and 512 DMA writes of 4 B per packet on "
+            f"PCIe. The first holds here too ({fmt(handler_ns(r), '.0f')} ns per {s} handler on average, "
+            f"{fmt(100 * r['block_ns'] / handler_ns(r), '.0f')}% of it on blocks), but the message's {npk} packets run on "
+            f"{par} HPUs at once, so it takes about one handler ({fmt(r['seconds'] * 1e6, '.2f')} us) while the host's time "
+            f"grows with the message ({fmt(h['seconds'] * 1e6, '.2f')} us); the second does not bite on the x32 Gen4 model "
+            f"(largest DMA queue {r['dma_queue_max']}). Per-block costs about {fmt(sp, '.1f')}x the model's would remove "
+            "the speedup; the model's are held to the paper's text (costs.hpp), which gives no handler time at gamma in "
+            "the hundreds.")
+    return out
 
 
 def plots(out, rows):

@@ -71,8 +71,12 @@ typedef struct {
   int64_t checkpoint_interval; /* dr in bytes for RO_CP / RW_CP (RW_CP rounds it up to packets); 0: the
                                 * paper's model (§3.2.4): the largest dr whose scheduling overhead
                                 * stays within epsilon, within the packet buffer, and giving at least
-                                * one sequence per HPU. Checkpoints that do not fit NIC memory: the
-                                * host unpacks (fell_back). */
+                                * one sequence per HPU. Where that dr's checkpoints (and RW_CP's
+                                * masters) do not fit NIC memory, the NIC memory bound is tried
+                                * first: the smallest dr (whole packets) whose checkpoints fit, if
+                                * the epsilon and packet-buffer bounds still allow it; only where no
+                                * dr meets all three does the host unpack (fell_back). A dr set here
+                                * is used as given: if its checkpoints do not fit, the host unpacks. */
   int     scheduler;           /* DDT_SPIN_SCHED_*, default AUTO */
   int     blocked_dp;          /* packets per sequence for BLOCKED_RR when the strategy leaves it open, default 1 */
   int     iovec_entries;       /* v of the Portals 4 baseline, default 32 (ConnectX-3's scatter-gather limit) */

@@ -24,7 +24,9 @@
 // ~19 Gbit/s on 16 HPUs) but not for the specialised and seek handlers (64 + 512 x 10 cycles,
 // ~40 Gbit/s) against ddtkit's unpack on this CPU (~25 Gbit/s cold, 4 MiB at 4 B blocks); the
 // paper's host was MPITypes on an i7-4770. A specialised block of ~18 cycles would meet (d) here,
-// by fitting the constant to this CPU's host rather than to the paper.
+// by fitting the constant to this CPU's host rather than to the paper. bench/report_spin.py works
+// out the cost that would meet it from each run's rows: the host's rate moves from run to run on
+// the shared CPU (20.8 to 28.1 Gbit/s seen), and the cycles needed with it (about 15 to 20).
 // `ddtkit spin --calibrate` times the same handler code on this CPU (ns per block of each
 // handler, per seek step, per catch-up block) and prints it beside these constants. Measured at
 // 8156fe4 on the project's machine (AMD EPYC, 2 cores shared, fastest of five passes, 4 MiB

@@ -179,12 +179,12 @@ void emit(FILE* f, const char* fig, const std::string& extra, int s, const Outco
   const ddt_spin_report& r = o.r;
   const double h = r.handlers > 0 ? 1.0 / static_cast<double>(r.handlers) : 0;
   std::fprintf(f,
-               "{\"fig\":\"%s\",%s\"strategy\":\"%s\",\"hpus\":%d,\"packet\":%lld,\"rc\":%d,\"bytes_ok\":%s,\"seconds\":%.9g,"
+               "{\"fig\":\"%s\",%s\"strategy\":\"%s\",\"hpus\":%d,\"hpu_ghz\":%g,\"packet\":%lld,\"rc\":%d,\"bytes_ok\":%s,\"seconds\":%.9g,"
                "\"gbit_s\":%.6g,\"line_gbit_s\":%g,\"fell_back\":%d,\"nic_memory\":%lld,\"layout_bytes\":%lld,"
                "\"nic_setup_bytes\":%lld,\"checkpoint_interval\":%lld,\"checkpoints\":%lld,\"init_ns\":%.6g,"
                "\"setup_ns\":%.6g,\"block_ns\":%.6g,\"handler_max_ns\":%.6g,\"dma_requests\":%lld,\"dma_queue_max\":%d,"
                "\"dma_queue_mean\":%.4g,\"gamma\":%.4g,\"host_unpack_s\":%.9g,\"host_setup_s\":%.9g,\"reorder\":%llu}\n",
-               fig, extra.c_str(), ddt_spin_strategy_name(s), p.hpus, static_cast<long long>(p.packet_bytes), o.rc,
+               fig, extra.c_str(), ddt_spin_strategy_name(s), p.hpus, p.hpu_ghz, static_cast<long long>(p.packet_bytes), o.rc,
                o.bytes_ok ? "true" : "false", r.seconds, r.gbit_s, p.line_gbit_s, r.fell_back,
                static_cast<long long>(r.nic_memory_used), static_cast<long long>(r.layout_bytes),
                static_cast<long long>(r.nic_setup_bytes), static_cast<long long>(r.checkpoint_interval),
