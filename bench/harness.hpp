@@ -31,7 +31,15 @@ inline double median_of(std::vector<double> v) {
 }
 
 // reps samples of each method, interleaved; each sample lasts at least min_sample_ns.
-inline std::vector<Timing> measure(const std::vector<Method>& ms, int reps, double min_sample_ns = 2e5) {
+// settle: run the method once, untimed, before each sample. For operations larger than the
+// caches a sample is one call, and without it each call would start with the previous method's
+// dirty lines in the cache and pay for their write-back: a method that streams its output past
+// the cache then makes the next one look slow, and one that writes through the cache makes it
+// look slow in turn (64 MiB sweep, 64 KiB blocks: the hand loop's ratio to memcpy moved by 0.1-0.2
+// with ddtkit's store kind). Settled, every timed call follows a call of its own method, which is
+// the state a program that repeats the operation runs in.
+inline std::vector<Timing> measure(const std::vector<Method>& ms, int reps, double min_sample_ns = 2e5,
+                                   bool settle = false) {
   std::vector<int64_t> iters(ms.size(), 1);
   for (size_t m = 0; m < ms.size(); ++m) {  // warm up and calibrate
     double t0 = now_ns();
@@ -42,6 +50,7 @@ inline std::vector<Timing> measure(const std::vector<Method>& ms, int reps, doub
   std::vector<std::vector<double>> samples(ms.size());
   for (int r = 0; r < reps; ++r)
     for (size_t m = 0; m < ms.size(); ++m) {
+      if (settle) ms[m].run();
       double t0 = now_ns();
       for (int64_t i = 0; i < iters[m]; ++i) ms[m].run();
       samples[m].push_back((now_ns() - t0) / iters[m]);

@@ -141,25 +141,43 @@ def main():
             sweep[(case.split()[1], payload, block)][label] = {k: m["memcpy"] / v for k, v in m.items()}
     if sweep:
         md += ["## Vector sweep (pack)", "", "Throughput as a fraction of memcpy of the same payload; stride = 2 x block.", "",
-               "| base | payload | block B | ddtkit | MPICH | Open MPI | hand-written |", "|---|---|---|---|---|---|---|"]
+               "| base | payload | block B | ddtkit | MPICH | Open MPI | hand-written | memcpy per block |",
+               "|---|---|---|---|---|---|---|---|"]
+
+        def blockcopy(per):  # out of cache only: a memcpy call per block, in each process
+            v = [p["blockcopy"] for p in per.values() if "blockcopy" in p]
+            return min(v) if v else None
         for (base, payload, block), per in sorted(sweep.items(), key=lambda x: (x[0][0], x[0][1], x[0][2])):
             d = min(p["ddtkit"] for p in per.values())
             md.append(f"| {base} | {payload} | {block} | {d:.2f} | {fmt(per.get('MPICH', {}).get('mpi'))} | "
-                      f"{fmt(per.get('Open MPI', {}).get('mpi'))} | {fmt(min(p['manual'] for p in per.values()))} |")
-        md.append("")
+                      f"{fmt(per.get('Open MPI', {}).get('mpi'))} | {fmt(min(p['manual'] for p in per.values()))} | "
+                      f"{fmt(blockcopy(per))} |")
+        md += ["", "Out of cache, each process times every method once untimed before each timed call (harness.hpp's "
+               "settle), so no method pays for the dirty lines of the one before it.", ""]
 
         def sweep_target(payload, pred, need, text):
             cells = [(k, min(p["ddtkit"] for p in v.values()), v) for k, v in sweep.items() if k[1] == payload and pred(k[2])]
             if not cells:
                 return
             worst = min(cells, key=lambda c: c[1])
-            peers = ", ".join(f"{l} {fmt(worst[2][l]['mpi'])}" for l in worst[2])
+            peers = ", ".join(f"{l} {fmt(worst[2][l].get('mpi'))}" for l in worst[2])
+            # The best other loop on that cell, in the same processes: what the hardware allows at
+            # least, beside the target (the issue accepts a miss bounded by the machine).
+            best = max((v for p in worst[2].values() for k, v in p.items() if k not in ("ddtkit", "memcpy")), default=None)
+            if best is not None:
+                peers += f"; best other loop {fmt(best)}"
             targets.append((text, f"worst {worst[1]:.2f} ({worst[0][0]}, {worst[0][2]} B)", peers, worst[1] >= need))
 
         sweep_target("2 MiB", lambda b: b >= 512, 0.9, "Vector sweep in cache: >= 0.9 of memcpy for blocks >= 512 B")
         sweep_target("2 MiB", lambda b: b == 64, 0.8, "Vector sweep in cache: >= 0.8 of memcpy at 64 B")
         sweep_target("2 MiB", lambda b: b == 8, 0.5, "Vector sweep in cache: >= 0.5 of memcpy at 8 B")
         sweep_target("64 MiB", lambda b: b >= 64, 0.9, "Vector sweep out of cache: >= 0.9 of memcpy for blocks >= 64 B")
+        # Issue 9: out of cache, at least a memcpy per block on every cell (pack; ratio in each process).
+        bc = [(k, l, p["ddtkit"] / p["blockcopy"]) for k, v in sweep.items() for l, p in v.items() if p.get("blockcopy")]
+        if bc:
+            k, l, r = min(bc, key=lambda x: x[2])
+            targets.append(("Vector sweep out of cache: >= 1.0x a memcpy per block on every cell", f"worst {r:.2f}x ({l}, {k[0]} {k[2]} B)",
+                            "", r >= 1.0))
         # Issue 9: at least level with both MPIs on every cell (each ratio from its own process).
         vs = [(k, l, p["ddtkit"] / p["mpi"]) for k, v in sweep.items() for l, p in v.items() if p.get("mpi")]
         if vs:

@@ -257,10 +257,7 @@ inline void stream_fence() {
 #endif
 }
 
-// When to stream is the plan's choice (plan.hpp's stream_stores). What it rests on, measured
-// (bench sweep, 64 MiB payload, stride 2 x block, fraction of memcpy): 64 B blocks 0.45-0.64 ->
-// 0.83-0.92 and 64 KiB blocks -> 0.92-1.18 with streaming; below 64 B a stream store covers less
-// than a line.
+// When to stream is the plan's choice: plan.hpp's stream_stores, with the measurements it rests on.
 //
 // The strided source of a gather is prefetched kPrefetchBytes ahead for blocks under
 // kPrefetchMaxWidth: above that the hardware prefetcher has a whole block to train on, and the
@@ -294,22 +291,19 @@ inline void stream_scatter_loop(const char* seq, uintptr_t p, int64_t stride, in
     stream_line_copy<Wide>(reinterpret_cast<char*>(p), seq, w);
 }
 
-// Gather (pack) with streaming stores. The output is one contiguous run, but its lines straddle
-// two blocks wherever the blocks do not fall on line boundaries of the output (a width that is
-// not a multiple of 64, or an output that malloc placed 16 bytes past a page): streaming each
-// block's aligned middle would leave every such line part plain, part streamed, which costs a
-// read-for-ownership and a partial write-combining flush per line (64 B blocks into an output 16
-// bytes off a line: 0.61 of memcpy). So the output is only ever written in whole aligned lines
-// (the run's first and last partial lines aside, with ordinary stores). Where every block is
-// whole lines of the output (a width that is a multiple of 64 into a line-aligned output, as a
-// staging buffer of the runtime's pool is), each block streams as it is; otherwise in one of two
-// ways:
-//   * blocks under kStageMaxWidth are gathered by ordinary moves into a line-aligned 4 KiB
-//     staging buffer that stays in L1, which then streams out (64 B: 0.61 -> 0.76);
-//   * wider blocks stream their inside lines straight from the source, and only the one line
-//     per block that straddles two blocks is assembled in a 64-byte buffer (4 KiB blocks: 0.97;
-//     staged, the extra pass through L1 cost them 0.61).
-constexpr int64_t kStageMaxWidth = 1024;
+// Gather (pack) with streaming stores, for blocks of at least kStreamGatherMinWidth (plan.hpp
+// says why not below). The output is one contiguous run, but its lines straddle two blocks
+// wherever the blocks do not fall on line boundaries of the output (a width that is not a
+// multiple of 64, or an output that malloc placed 16 bytes past a page): streaming each block's
+// aligned middle would leave every such line part plain, part streamed, which costs a
+// read-for-ownership and a partial write-combining flush per line. So the output is only ever
+// written in whole aligned lines (the run's first and last partial lines aside, with ordinary
+// stores): where every block is whole lines of the output (a width that is a multiple of 64 into
+// a line-aligned output, as a staging buffer of the runtime's pool is) each block streams as it
+// is; otherwise each block streams its inside lines straight from the source, and only the one
+// line per block that straddles two blocks is assembled in a 64-byte buffer (4 KiB blocks: 0.97
+// of memcpy; staged through an L1 buffer, the extra pass cost them 0.61). The loop works for any
+// width, but pays a few branches per block: below ~1 KiB that is more than the block's copy.
 
 template <bool Wide>
 inline void stream_gather_loop(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
@@ -353,29 +347,18 @@ inline void stream_gather_loop(char* seq, uintptr_t p, int64_t stride, int64_t w
   const int64_t head = std::min<int64_t>(left, (64 - (reinterpret_cast<uintptr_t>(seq) & 63)) & 63);
   take(seq, head);
   seq += head, left -= head;
-  if (w < kStageMaxWidth) {
-    constexpr int64_t kStage = 4096;
-    alignas(64) char stage[kStage];
-    for (; left >= 64;) {
-      const int64_t n = std::min(kStage, left & ~int64_t{63});
-      take(stage, n);
-      stream_line_copy<Wide>(seq, stage, n);
-      seq += n, left -= n;
+  alignas(64) char line[64];
+  while (left >= 64) {
+    const int64_t inside = std::min(w - off, left) & ~int64_t{63};  // whole lines within block i
+    if (inside > 0) {
+      stream_line_copy<Wide>(seq, source(), inside);
+      step(inside);
+      seq += inside, left -= inside;
+      continue;
     }
-  } else {
-    alignas(64) char line[64];
-    while (left >= 64) {
-      const int64_t inside = std::min(w - off, left) & ~int64_t{63};  // whole lines within block i
-      if (inside > 0) {
-        stream_line_copy<Wide>(seq, source(), inside);
-        step(inside);
-        seq += inside, left -= inside;
-        continue;
-      }
-      take(line, 64);  // the line across two blocks
-      stream_line_copy<Wide>(seq, line, 64);
-      seq += 64, left -= 64;
-    }
+    take(line, 64);  // the line across two blocks
+    stream_line_copy<Wide>(seq, line, 64);
+    seq += 64, left -= 64;
   }
   take(seq, left);
 }

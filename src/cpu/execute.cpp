@@ -26,7 +26,7 @@ struct PackOp {
     return true;
   }
   bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-    if (stream && w >= ddt::kStreamMinWidth)
+    if (stream && w >= ddt::kStreamGatherMinWidth)
       ddt::stream_blocks<true>(out, p, stride, w, count);
     else
       ddt::run_blocks<true>(out, p, stride, w, count);

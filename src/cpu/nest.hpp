@@ -141,7 +141,7 @@ inline void plain_nest(const Plan& p, uintptr_t base, char* seq) {
 
 template <bool Gather>
 inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
-  if (p.dims < 1 || p.dims > 2 || p.shuffle_stride || stream_stores(p.size, p.width)) return false;
+  if (p.dims < 1 || p.dims > 2 || p.shuffle_stride || stream_stores(p.size, p.width, Gather)) return false;
   switch (p.kernel_width) {
 #define DDT_CASE_(W) \
   case W: plain_nest<Gather, W>(p, base, seq); return true;
@@ -154,7 +154,7 @@ inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
 // The width dispatch, once per call: the plan's kernel width, or streaming stores.
 template <bool Gather>
 inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  if (stream_stores(hi - lo, p.width)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr);
+  if (stream_stores(hi - lo, p.width, Gather)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr);
   const Plan* shuf = nullptr;
 #if defined(__x86_64__)
   if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3()) shuf = &p;

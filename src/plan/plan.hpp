@@ -113,11 +113,24 @@ inline int64_t kernel_width(int64_t w) {
 
 // Non-temporal stores pay off once the output no longer fits the last-level cache, for blocks
 // of a whole line and more (below a line a streaming store writes a partial line, which the
-// memory controller must merge). Measurements: copy_kernels.hpp.
+// memory controller must merge), and, when packing, only for blocks of kStreamGatherMinWidth
+// and more. Measured on e7feffe's kernels with the bench sweep (64 MiB payload, stride 2 x block,
+// fraction of memcpy, every method run once untimed before each timed call, MPICH's and Open
+// MPI's processes; and a probe of the same two kernels side by side, sources 0 and 16 bytes past
+// a line):
+//   pack, streamed / plain stores: 64 B 0.56-0.64 / 0.72-0.74 (bench; probe 0.66-1.00 /
+//     0.69-0.93), 512 B 0.57-0.78 / 0.68-0.76 (probe 0.79-0.91 / 0.77-0.90), 1 KiB 0.90-0.97 /
+//     0.79-0.84, 2 KiB 1.04-1.08 / 0.76-0.81, 4 KiB 0.99-1.40 / 0.82-0.94, 64 KiB 1.66-2.10 /
+//     1.04-1.16. Below 1 KiB a streamed gather is no faster and often slower: its output must be
+//     assembled in whole lines (copy_kernels.hpp), and the per-block work of doing so costs more
+//     than the read-for-ownership it saves;
+//   unpack (the strided side is the output): streamed 0.54-0.79 / plain 0.59-0.82 at 64 B, from
+//     256 B on 1.19-2.08 / 0.60-1.12.
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 constexpr int64_t kStreamMinWidth = 64;
-inline bool stream_stores(int64_t output_bytes, int64_t width) {
-  return output_bytes >= kStreamBytes && width >= kStreamMinWidth;
+constexpr int64_t kStreamGatherMinWidth = 1024;
+inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
+  return output_bytes >= kStreamBytes && width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth);
 }
 
 // Builds the plan of a layout with the given extent (pure; for tests and for plan_of).

@@ -131,7 +131,7 @@ std::vector<char> gather(const char* src, int64_t count, int64_t bl, int64_t st)
 // Outputs past kStreamBytes take the streaming kernels (non-temporal stores, prefetch of the
 // strided source): whole and partial, aligned and not, through the nest and through the walk.
 TEST(Executors, StreamingStoresMoveTheSameBytes) {
-  for (int64_t bl : {64, 100, 512, 4099}) {
+  for (int64_t bl : {64, 100, 512, 1024, 4099}) {
     const int64_t count = (ddt::kStreamBytes + (1 << 20)) / bl, st = 2 * bl + 8;
     std::vector<char> src(count * st + 64);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 131 + (i >> 9));
