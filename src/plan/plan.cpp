@@ -16,10 +16,10 @@ bool as_run(const Layout& L, const Node& x, int64_t& n, int64_t& stride, int64_t
   return ddt::as_run(x, [&](int64_t i) { return L.entries[x.child + i]; }, n, stride, child);
 }
 
-// The layout as a nest: runs down to a block, at most kMaxNest of them. Dimensions come out
+// The node as a nest: runs down to a block, at most kMaxNest of them. Dimensions come out
 // outermost first and are stored innermost first.
-bool nest(const Layout& L, Plan& p) {
-  int64_t n[kMaxNest], s[kMaxNest], node = L.root;
+bool nest(const Layout& L, int64_t node, Plan& p) {
+  int64_t n[kMaxNest], s[kMaxNest];
   int d = 0;
   for (;;) {
     const Node& x = L.nodes[node];
@@ -48,6 +48,32 @@ bool rows(const Layout& L, Plan& p) {
   if (!short_block_table(L, x, p.rdisp, p.rwidth)) return no();
   p.rows = static_cast<int>(x.count);
   if (p.row_n == 1) p.row_stride = p.extent;  // the table is the root: rows at the extent
+  return true;
+}
+
+// The shuffle kernel for tiny blocks at a short stride (see Plan::shuffle_stride).
+void shuffle(Plan& p);
+
+// A short root table of nests (see Shape::Parts). A table of blocks alone is a Rows plan,
+// tried first; a longer table is a List or the walk.
+bool parts(const Layout& L, Plan& p) {
+  const Node& x = L.nodes[L.root];
+  if (x.kind != Kind::Seq || x.count > kRowsMax) return false;
+  std::vector<Plan> parts(x.count);
+  for (int64_t j = 0; j < x.count; ++j) {
+    const Entry& e = L.entries[x.child + j];
+    const Node& c = L.nodes[e.node];
+    Plan& q = parts[j];
+    if (!nest(L, e.node, q)) return false;
+    q.shape = Shape::Nest;
+    q.disp = e.disp;
+    q.size = c.size;
+    q.extent = c.hi - c.lo;  // called for one element at a time: read only by shuffle() below
+    q.kernel_width = kernel_width(q.width);
+    shuffle(q);
+  }
+  p.parts = std::move(parts);
+  p.part_offset.assign(L.prefix.begin() + x.child, L.prefix.begin() + x.child + x.count);
   return true;
 }
 
@@ -156,12 +182,14 @@ Plan make_plan(const Layout& L, int64_t extent) {
     return p;
   }
   profile(L, p);
-  if (nest(L, p)) {
+  if (nest(L, L.root, p)) {
     p.shape = Shape::Nest;
     p.kernel_width = kernel_width(p.width);
     shuffle(p);
   } else if (rows(L, p)) {
     p.shape = Shape::Rows;
+  } else if (parts(L, p)) {
+    p.shape = Shape::Parts;
   } else if (list(L, p)) {
     p.shape = Shape::List;
   }

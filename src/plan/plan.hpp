@@ -21,6 +21,12 @@
 //   * List: a long root table (an index list: indexed_block, hindexed_block, indexed of one
 //     block length; a struct of such lists) loops over a plain array of displacements, one
 //     fixed-width loop per run of equal blocks (below).
+//   * Parts: the element is a short table of nests (a struct of a few vectors or subarrays, as
+//     the 4D edge of seed 004 built as one struct of both matrices' elements): one nest call per
+//     entry, over the entry's own plan. The walk would visit every block with a recursive call
+//     and a width switch per run; the same layout built as two vector types packed one after the
+//     other ran as two Nest calls, and the struct was 1.14-1.16x slower (make bench at ba16ec2),
+//     which broke the performance-portability promise (one layout, one speed).
 //   * Walk: everything else goes to the seekable walk, whose table runs are width-specialised
 //     per run (tables are long: the per-run switch is amortised over the run).
 #pragma once
@@ -36,6 +42,7 @@ enum class Shape : uint8_t {
   Empty,  // no data
   Nest,   // up to kMaxNest strided dimensions around one block (a block alone is a nest of 0)
   Rows,   // a short table of blocks
+  Parts,  // a short table of nests, one Nest plan per entry
   List,   // a long table, mostly of blocks: displacements and runs of one width
   Walk,   // the general walk
 };
@@ -61,6 +68,11 @@ struct Plan {
   int rows = 0;
   int64_t row_n = 1, row_stride = 0;
   int64_t rdisp[kRowsMax] = {}, rwidth[kRowsMax] = {};
+  // Parts: entry j of the root table is parts[j], a Nest plan whose disp is the entry's
+  // displacement from the root and whose bytes start at stream offset part_offset[j] of the
+  // element. (A vector of an incomplete type is allowed as a member since C++17.)
+  std::vector<Plan> parts;
+  std::vector<int64_t> part_offset;
   // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
   int64_t kernel_width = 0;
   // List: an element is the root table's entries, entry i at list[i] (int32 where every

@@ -433,3 +433,65 @@ TEST(Executors, PairedBlocksCopy) {
     }
   }
 }
+
+// A struct of two vectors (seed 004's 4D edge built as one type of both matrices) is a Parts
+// plan, and moves the same bytes as the two vectors packed one after the other, whole and from
+// every cut of the stream, for several elements.
+TEST(Executors, PartsOfNests) {
+  const int64_t N = 6, rows = N * N, fbase = 8 * N * N * N;
+  ddt_type dv, fv, parts[2];
+  ASSERT_EQ(ddt_type_vector(rows, 5, N, DDT_DOUBLE, &dv), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_vector(rows, 5, N, DDT_FLOAT, &fv), DDT_SUCCESS);
+  parts[0] = dv, parts[1] = fv;
+  const int64_t bl[2] = {1, 1}, displs[2] = {0, fbase};
+  ddt_type s;
+  ASSERT_EQ(ddt_type_struct(2, bl, displs, parts, &s), DDT_SUCCESS);
+  const ddt::Plan& p = planned(s);
+  ASSERT_EQ(p.shape, ddt::Shape::Parts);
+  ASSERT_EQ(p.parts.size(), 2u);
+  EXPECT_EQ(p.parts[1].dims, 1);
+  int64_t size, lb, extent;
+  ddt_type_size(s, &size);
+  ddt_type_extent(s, &lb, &extent);
+  const int64_t count = 3;
+  std::vector<char> buf(count * extent + 64);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<char>(i * 37 + 11);
+  std::vector<char> want;  // the two vectors, element by element
+  for (int64_t k = 0; k < count; ++k) {
+    const char* e = buf.data() + k * extent;
+    for (int64_t r = 0; r < rows; ++r) want.insert(want.end(), e + 8 * r * N, e + 8 * r * N + 40);
+    for (int64_t r = 0; r < rows; ++r) want.insert(want.end(), e + fbase + 4 * r * N, e + fbase + 4 * r * N + 20);
+  }
+  ASSERT_EQ(static_cast<int64_t>(want.size()), count * size);
+  std::vector<char> out(want.size());
+  int64_t n;
+  ASSERT_EQ(ddt_pack(buf.data(), count, s, 0, out.data(), out.size(), &n), DDT_SUCCESS);
+  EXPECT_EQ(out, want);
+  std::vector<int64_t> at;  // the buffer offset of every stream byte, from ddt_iov (the walk, not the plan)
+  std::vector<struct iovec> iov(4 * count * rows);
+  int64_t n_iov, bytes;
+  ASSERT_EQ(ddt_iov(buf.data(), count, s, 0, iov.data(), iov.size(), &n_iov, &bytes), DDT_SUCCESS);
+  ASSERT_EQ(bytes, count * size);
+  for (int64_t i = 0; i < n_iov; ++i)
+    for (size_t b = 0; b < iov[i].iov_len; ++b) at.push_back(static_cast<char*>(iov[i].iov_base) + b - buf.data());
+  for (int64_t lo : {int64_t{0}, int64_t{1}, int64_t{39}, size - 3, size, size + 1441, 2 * size - 1})
+    for (int64_t len : {int64_t{1}, int64_t{20}, int64_t{41}, size, count * size - lo}) {
+      if (lo + len > count * size) continue;
+      std::vector<char> piece(len);
+      ASSERT_EQ(ddt_pack(buf.data(), count, s, lo, piece.data(), len, &n), DDT_SUCCESS);
+      EXPECT_EQ(0, std::memcmp(piece.data(), want.data() + lo, len)) << lo << " " << len;
+      std::vector<char> back(buf.size(), 0), expect(buf.size(), 0);
+      ASSERT_EQ(ddt_unpack(piece.data(), len, back.data(), count, s, lo, &n), DDT_SUCCESS);
+      for (int64_t i = 0; i < len; ++i) expect[at[lo + i]] = piece[i];  // the walk's addresses
+      EXPECT_EQ(back, expect) << lo << " " << len;
+    }
+  std::vector<char> back(buf.size(), 0);
+  ASSERT_EQ(ddt_unpack(want.data(), want.size(), back.data(), count, s, 0, &n), DDT_SUCCESS);
+  for (int64_t k = 0; k < count; ++k)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t d = k * extent + 8 * r * N, f = k * extent + fbase + 4 * r * N;
+      EXPECT_EQ(0, std::memcmp(back.data() + d, buf.data() + d, 40));
+      EXPECT_EQ(0, std::memcmp(back.data() + f, buf.data() + f, 20));
+    }
+  for (ddt_type* x : {&dv, &fv, &s}) ddt_type_free(x);
+}
