@@ -56,7 +56,7 @@ def section(md, targets, out):
            "there). Every transfer below is byte-checked against ddt_unpack. Offloaded times are simulated; `host` is the "
            "NIC writing the packed message contiguously, then `ddt_unpack` timed on this CPU with a cold cache (fastest "
            "of three; the CPU is shared). `seek` is ddtkit's handler: each packet seeks its first byte in the layout "
-           "(NIC memory: the serialised layout).", ""]
+           "(NIC memory: the serialised layout).", "", costs_used(rows), ""]
 
     # Fig. 8
     md += ["### Fig. 8: unpack throughput, 4 MiB vector, stride 2 x block (Gbit/s)", "",
@@ -237,7 +237,7 @@ def section(md, targets, out):
            "repeat exactly; the host's are measured on a shared CPU and move from run to run, and the speedups and the "
            "4 B comparison with them):", ""]
     md += ["- " + d for d in departures(f8, f12, f13a, f16, line)]
-    md += ["- The handler costs are held to what the paper's text states (src/spin/costs.hpp) rather than read off "
+    md += ["- The default handler costs are held to what the paper's text states (src/spin/costs.hpp) rather than read off "
            "its plots. The DMA queue drains into a x32 Gen4 link (63 GB/s) faster than the 25 GB/s line fills it, so "
            "occupancies stay far below the paper's (which modelled PCIe packets in SST). RW-CP keeps at least P "
            "checkpoint sequences (the paper's epsilon bound alone leaves HPUs idle at small blocks). The host side is "
@@ -246,6 +246,30 @@ def section(md, targets, out):
            "Not modelled: HPU caches and NIC memory contention other than checkpoint copies, handler stalls on a full "
            "DMA queue, link-level flow control.", ""]
     return rows
+
+
+# The handler cost model's fields (ddt_spin_params' *_cycles, `ddtkit spin --*-cycles`), as each
+# row records them under "cycles"; their defaults and sources are in src/spin/costs.hpp.
+COSTS = (("start", "start"), ("block", "specialised/seek/iovec block"), ("general_block", "general block"),
+         ("catchup_block", "catch-up block"), ("catchup_byte", "catch-up byte"), ("seek_step", "seek step"),
+         ("run", "seek run"))
+
+
+def cost(r, key):
+    """The row's cost of `key` in HPU cycles, as text with its field name (empty for rows without costs)."""
+    c = r.get("cycles") if r else None
+    return f"{key}_cycles = {fmt(c[key], 'g')}" if c and key in c else f"{key}_cycles"
+
+
+def costs_used(rows):
+    """One sentence naming the handler costs the rows were simulated with (several sets if they differ)."""
+    sets = sorted({tuple(r["cycles"][k] for k, _ in COSTS) for r in rows if r.get("cycles")})
+    if not sets:
+        return "The rows do not record their handler costs (a spin.jsonl older than the cost fields)."
+    text = "; or ".join(", ".join(f"{name} {fmt(v, 'g')}" for (_, name), v in zip(COSTS, s)) for s in sets)
+    return (f"Handler costs of this run, in HPU cycles per operation: {text}" +
+            (" (the rows differ: each records its own)" if len(sets) > 1 else "") +
+            ". The defaults, and the source of each, are in src/spin/costs.hpp; `ddtkit spin --block-cycles` etc. set them.")
 
 
 def handler_ns(r):
@@ -268,8 +292,8 @@ def departures(f8, f12, f13a, f16, line):
         cyc = ""
         if ghz and r["gamma"]:
             cyc = (f"; at {fmt(ghz, 'g')} GHz that is about {fmt((need - r['init_ns'] - r['setup_ns']) * ghz / r['gamma'], '.0f')} "
-                   f"cycles per block instead of the model's {fmt(r['block_ns'] * ghz / r['gamma'], '.0f')} (costs.hpp's "
-                   "kBlockCycles)")
+                   f"cycles per block instead of the model's {fmt(r['block_ns'] * ghz / r['gamma'], '.0f')} "
+                   f"({cost(r, 'block')})")
         slower = [s for s, x in off4.items() if s not in faster and x and not x["fell_back"]]
         fast_s = ", ".join(s + " " + fmt(off4[s]["gbit_s"]) for s in faster)
         slow_s = ", ".join(s + " at " + fmt(off4[s]["gbit_s"]) for s in slower)
@@ -278,8 +302,8 @@ def departures(f8, f12, f13a, f16, line):
             "slower than the host" + (f" ({slow_s} is slower here)" if slower else "")
             + f". A {faster[0]} handler of gamma = {fmt(r['gamma'], '.0f')} blocks takes {fmt(per, '.0f')} ns "
             f"({fmt(r['block_ns'], '.0f')} of them on blocks), so {r['hpus']} HPUs handle at most {fmt(hb / per)} Gbit/s. To fall "
-            f"below this host the handler would need at least {fmt(need, '.0f')} ns{cyc}. That would fit the constant to ddtkit's "
-            "unpack on this CPU (cold cache), not to the paper's host (MPITypes on an i7-4770), so the constant stays at "
+            f"below this host the handler would need at least {fmt(need, '.0f')} ns{cyc}. That would fit the cost to ddtkit's "
+            "unpack on this CPU (cold cache), not to the paper's host (MPITypes on an i7-4770), so the default stays at "
             "what the paper's text supports and this target is reported as missed (costs.hpp).")
 
     # Fig. 12: RO-CP's catch-up share at gamma = 16 (the paper: 87%).
@@ -294,7 +318,8 @@ def departures(f8, f12, f13a, f16, line):
                 f"Fig. 12, RO-CP at gamma = 16: catch-up is {fmt(100 * share, '.0f')}% of the handler (paper: 87%). Its dr "
                 f"is {ro['checkpoint_interval']} B ({fmt(dp, '.0f')} packets, the epsilon model's with one sequence per "
                 f"HPU at least), so a handler in order catches up over {fmt((dp - 1) / 2, '.1f')} packets on average, each "
-                "block at costs.hpp's catch-up cost (kCatchupBlockCycles). The paper states neither its RO-CP dr nor its "
+                f"block at the model's catch-up cost ({cost(ro, 'catchup_block')}, {cost(ro, 'catchup_byte')}). The paper "
+                "states neither its RO-CP dr nor its "
                 f"cost per catch-up step; 87% needs the catch-up {fmt(factor, '.1f')}x as long against the rest of the "
                 "handler (a longer dr, or MPITypes segment steps dearer than the model's).")
 
@@ -307,8 +332,8 @@ def departures(f8, f12, f13a, f16, line):
         out.append(
             f"Fig. 13a, 2 KiB blocks: HPU-local reaches line rate with {hl[0]} HPUs ({fmt(f13a[(hl[0], 'hpu_local')]['gbit_s'])} "
             f"Gbit/s), as the specialised handler does with {two}, where the paper has it held back by its catch-up. At "
-            "gamma = 1 a handler catches up over the P - 1 packets the other HPUs took, one block each, at costs.hpp's "
-            f"catch-up cost per block: {fmt(g1['setup_ns'], '.0f')} ns of a {fmt(handler_ns(g1), '.0f')} ns handler with "
+            "gamma = 1 a handler catches up over the P - 1 packets the other HPUs took, one block each, at the model's "
+            f"catch-up cost per block ({cost(g1, 'catchup_block')}): {fmt(g1['setup_ns'], '.0f')} ns of a {fmt(handler_ns(g1), '.0f')} ns handler with "
             f"{g1['hpus']} HPUs (Fig. 12), against the {fmt(g1['hpus'] * g1['packet'] * 8 / line, '.0f')} ns those HPUs "
             "have per packet at line rate. RO-CP's catch-up share above rests on the same per-block cost.")
 
@@ -336,7 +361,7 @@ def departures(f8, f12, f13a, f16, line):
             f"{s} handler of {fmt(handler_ns(r), '.0f')} ns of which {fmt(r['init_ns'], '.0f')} ns is its start, the "
             f"completion handler and the DMA), against {fmt(T * 1e6, '.2f')} us for the host (a cold-cache ddt_unpack of "
             f"{f16[(k, p, 'host')]['size']} B, whose time is latency, not bandwidth). The model's handler start "
-            "(kStartCycles) is optimistic and the header handler that matches the message is not costed (model.cpp: it "
+            f"({cost(r, 'start')}) is optimistic and the header handler that matches the message is not costed (model.cpp: it "
             f"runs on the first packet's arrival and takes no time); no speedup would need {fmt(gap * 1e6, '.2f')} us more of "
             "handler latency" + (f" ({fmt(gap * ghz * 1e9, '.0f')} HPU cycles)" if ghz else "") + ".")
 
@@ -361,7 +386,7 @@ def departures(f8, f12, f13a, f16, line):
             f"{par} HPUs at once, so it takes about one handler ({fmt(r['seconds'] * 1e6, '.2f')} us) while the host's time "
             f"grows with the message ({fmt(h['seconds'] * 1e6, '.2f')} us); the second does not bite on the x32 Gen4 model "
             f"(largest DMA queue {r['dma_queue_max']}). Per-block costs about {fmt(sp, '.1f')}x the model's would remove "
-            "the speedup; the model's are held to the paper's text (costs.hpp), which gives no handler time at gamma in "
+            "the speedup; the defaults are held to the paper's text (costs.hpp), which gives no handler time at gamma in "
             "the hundreds.")
     return out
 

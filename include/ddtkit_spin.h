@@ -4,8 +4,9 @@
  * arrives (or leaves) as packets; a scheduler hands one handler execution per packet to the
  * NIC's HPUs; each handler scatters its payload into the receive buffer (or gathers it from the
  * send buffer) through the type's layout and counts what it did (blocks, catch-up blocks, seek
- * steps, checkpoint bytes copied); the counts times per-operation costs (src/spin/costs.hpp,
- * with their sources) give the handler's simulated time, and its DMA writes go through a PCIe
+ * steps, checkpoint bytes copied); the counts times per-operation costs (ddt_spin_params'
+ * *_cycles fields, whose defaults and sources are in src/spin/costs.hpp; checkpoint copies at the
+ * NIC memory bandwidth) give the handler's simulated time, and its DMA writes go through a PCIe
  * model. The result is a simulated time and the real bytes, which the caller can check.
  *
  * C ABI, 64-bit sizes, error codes of ddtkit.h. Not thread-safe per call: one call simulates one
@@ -86,6 +87,18 @@ typedef struct {
   double  *dma_trace_t;
   int32_t *dma_trace_q;
   int64_t  dma_trace_cap;
+  /* The handler cost model: cycles at hpu_ghz per operation a handler counted while it ran.
+   * Defaults: src/spin/costs.hpp, which gives each one's source (the paper's text and this CPU's
+   * timings of the same handler code). Each must be finite and >= 0 (DDT_ERR_ARG otherwise). */
+  double  start_cycles;         /* per handler start (and the completion handler), default 64 */
+  double  block_cycles;         /* per block moved by SPECIALIZED, SEEK and IOVEC, default 10 */
+  double  general_block_cycles; /* per block found by the MPITypes interpreter (HPU_LOCAL, RO_CP, RW_CP), default 20 */
+  double  catchup_block_cycles; /* per block walked in catch-up (HPU_LOCAL, RO_CP, RW_CP), default 12 */
+  double  catchup_byte_cycles;  /* per byte walked in catch-up, default 0: the paper's MPITypes catch-up
+                                 * goes block by block, so catchup_block_cycles carries it; this term
+                                 * models a catch-up whose cost grows with the bytes skipped */
+  double  seek_step_cycles;     /* per division or binary-search step of a seek or lookup, default 6 */
+  double  run_cycles;           /* SEEK: per run of blocks after the first (the cursor's descent), default 12 */
 } ddt_spin_params;
 
 /* What one simulated transfer did. Times are simulated seconds unless the name says measured. */
@@ -117,6 +130,7 @@ typedef struct {
   double  host_setup_s;        /* measured on this CPU: building descriptors, checkpoints or the iovec list */
   double  host_unpack_s;       /* measured on this CPU: ddt_unpack / ddt_pack for HOST (0 otherwise) */
   double  gamma;               /* average contiguous blocks per packet */
+  int64_t catchup_bytes;       /* stream bytes walked without moving data (catch-up) */
 } ddt_spin_report;
 
 /* Fills every field of *p with the paper's configuration (16 HPUs). DDT_ERR_ARG for NULL. */

@@ -2,6 +2,7 @@
 // the offloaded path through the engine's handlers and the model.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <cstring>
 #include <vector>
@@ -19,8 +20,13 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A cycle cost: >= 0, and finite (an infinite handler would never end; NaN fails every compare).
+bool cost_ok(double c) { return std::isfinite(c) && c >= 0; }
+
 bool valid(const ddt_spin_params& p) {
-  return p.packet_bytes >= 1 && p.line_gbit_s > 0 && p.hpus >= 1 && p.hpus <= 4096 && p.hpu_ghz > 0 &&
+  return cost_ok(p.start_cycles) && cost_ok(p.block_cycles) && cost_ok(p.general_block_cycles) &&
+         cost_ok(p.catchup_block_cycles) && cost_ok(p.catchup_byte_cycles) && cost_ok(p.seek_step_cycles) &&
+         cost_ok(p.run_cycles) && p.packet_bytes >= 1 && p.line_gbit_s > 0 && p.hpus >= 1 && p.hpus <= 4096 && p.hpu_ghz > 0 &&
          p.nic_memory_bytes >= 0 && p.reorder_window >= 0 && p.nic_memory_gbyte_s > 0 && p.packet_buffer_bytes >= 0 &&
          p.pcie_gbyte_s > 0 && p.pcie_request_overhead_bytes >= 0 && p.pcie_max_payload >= 1 &&
          p.pcie_read_latency_ns >= 0 && p.dma_queue_depth >= 1 && p.epsilon > 0 && p.checkpoint_bytes >= 1 &&

@@ -1,6 +1,12 @@
 // The NIC model's per-operation costs: a handler's simulated time is the operations it counted
-// while it really ran (engine.hpp's Counts) times these constants, at the HPU clock
-// (ddt_spin_params.hpu_ghz). One place, with the source of each number.
+// while it really ran (engine.hpp's Counts) times per-operation cycle costs, at the HPU clock
+// (ddt_spin_params.hpu_ghz). The costs are settable fields of ddt_spin_params (start_cycles,
+// block_cycles, general_block_cycles, catchup_block_cycles, catchup_byte_cycles,
+// seek_step_cycles, run_cycles; `ddtkit spin --start-cycles` etc.); the constants below are
+// their defaults (ddt_spin_defaults copies them), kept in this one place with the source of each
+// number. The model reads the fields, never these constants. A checkpoint or segment copy is
+// costed per byte through memory, not in cycles: checkpoint_bytes at the HPU's share of
+// nic_memory_gbyte_s (model.cpp).
 //
 // Sources. The paper (seed 001, SC'19) gives its handler breakdown (Fig. 12) as a plot whose
 // values are not in its text; what the text states, and what the constants below are held to:
@@ -28,7 +34,8 @@
 // out the cost that would meet it from each run's rows: the host's rate moves from run to run on
 // the shared CPU (20.8 to 28.1 Gbit/s seen), and the cycles needed with it (about 15 to 20).
 // `ddtkit spin --calibrate` times the same handler code on this CPU (ns per block of each
-// handler, per seek step, per catch-up block) and prints it beside these constants. Measured at
+// handler, per seek step, per catch-up block) and prints it beside the costs in use (these
+// defaults unless flags set them). Measured at
 // 8156fe4 on the project's machine (AMD EPYC, 2 cores shared, fastest of five passes, 4 MiB
 // vector): 3.1-4.6 ns per block at 8 B blocks and 5.5-7 ns at 64 B for the specialised, RW-CP and
 // seek handlers (10-20 cycles at the ~3 GHz of such a core, the range of kBlockCycles and
@@ -52,6 +59,10 @@ constexpr double kBlockCycles = 10;
 constexpr double kGeneralBlockCycles = 20;
 // One block walked without moving data (catch-up of the MPITypes segment).
 constexpr double kCatchupBlockCycles = 12;
+// One byte walked without moving data. 0: MPITypes catches up block by block (the segment steps
+// over whole leaf blocks), so kCatchupBlockCycles carries the catch-up; the field lets a user
+// model a catch-up whose cost grows with the bytes skipped.
+constexpr double kCatchupByteCycles = 0;
 // One step of a seek or lookup: a division at a VEC or element level, or one comparison of a
 // binary search over a SEQ's prefix sums or an index list.
 constexpr double kSeekStepCycles = 6;

@@ -9,7 +9,6 @@
 
 #include "cpu/copy_kernels.hpp"
 #include "layout/codec.hpp"
-#include "spin/costs.hpp"
 #include "type/type.hpp"
 
 namespace ddt::spin {
@@ -151,7 +150,7 @@ int64_t Engine::pick_interval(const ddt_spin_params& p, int s) {
     return std::max<int64_t>(1, (p.checkpoint_interval + k - 1) / k) * k;
   }
   const double tpkt = static_cast<double>(k) * 8.0 / (p.line_gbit_s * 1e9);
-  const double tph = (kStartCycles + gamma * kGeneralBlockCycles) / (p.hpu_ghz * 1e9);
+  const double tph = (p.start_cycles + gamma * p.general_block_cycles) / (p.hpu_ghz * 1e9);
   const int64_t P = p.hpus;
   int64_t dp = npkt;
   if (P > 1) {
@@ -425,6 +424,7 @@ int Engine::segment_h(int64_t off, int64_t len, char* payload, Counts& c, std::v
   }
   if (cur->position() > off) return DDT_ERR_CORRUPT;  // a checkpoint past its own packets
   Skipper sk{&c.catchup};
+  c.catchup_bytes += off - cur->position();
   cur->advance(off - cur->position(), sk);
   Mover<G> m{this, payload, &c, &dma};
   cur->advance(len, m);

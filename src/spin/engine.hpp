@@ -1,6 +1,7 @@
 // The NIC's handlers: code that really moves one packet's payload between the packet and the
 // host buffer through the type's layout, and counts the operations it performed (the NIC model
-// converts them to time with costs.hpp). One Engine per simulated message.
+// converts them to time with ddt_spin_params' cycle costs, whose defaults are costs.hpp's). One
+// Engine per simulated message.
 //
 // What lives in "NIC memory" is kept here as it would be there: the serialised layout, decoded
 // and validated by the codec (decode_layout), descriptors of the specialised handlers, segment
@@ -32,6 +33,7 @@ struct Counts {
   int64_t blocks = 0;         // contiguous pieces moved (one DMA request each)
   int64_t runs = 0;           // op calls of the cursor (SEEK's run starts)
   int64_t catchup = 0;        // blocks walked without moving data
+  int64_t catchup_bytes = 0;  // stream bytes those blocks hold (the per-byte catch-up cost)
   int64_t seek_steps = 0;     // divisions and binary-search steps
   int64_t copies = 0;         // segment / checkpoint copies
   int64_t resets = 0;         // segment reset to an earlier state
@@ -106,7 +108,7 @@ class Engine {
   int64_t checkpoints = 0;
   double host_setup_s = 0;
   double gamma = 0;  // average blocks per packet (for the checkpoint interval model)
-  bool general_blocks = false;  // blocks cost kGeneralBlockCycles (the MPITypes strategies)
+  bool general_blocks = false;  // blocks cost general_block_cycles (the MPITypes strategies)
 
   // NIC memory, exposed so that tests can corrupt it.
   Desc desc;

@@ -7,8 +7,6 @@
 #include <queue>
 #include <random>
 
-#include "spin/costs.hpp"
-
 namespace ddt::spin {
 
 double pcie_seconds(int64_t bytes, const ddt_spin_params& p) {
@@ -86,7 +84,7 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
   const int strategy = e.desc.strategy;
   // Each HPU's share of the NIC memory bandwidth, for checkpoint and segment copies.
   const double copy_s = static_cast<double>(p.checkpoint_bytes) / (p.nic_memory_gbyte_s * 1e9 / p.hpus);
-  const double block_cycles = e.general_blocks ? kGeneralBlockCycles : kBlockCycles;
+  const double block_cycles = e.general_blocks ? p.general_block_cycles : p.block_cycles;
 
   std::vector<int64_t> order = arrival_order(npkt, p);
   // Arrival of each packet (its last byte) at line rate in arrival order. The send side's
@@ -182,11 +180,13 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
     // Time of this handler, by phase (Fig. 12): init (start, RO_CP's checkpoint copy), setup
     // (catch-up, resets, seeks, iovec fetches), blocks.
     const double reset_copies = static_cast<double>(c.resets), plain_copies = static_cast<double>(c.copies - c.resets);
-    const double init = kStartCycles / hz + plain_copies * copy_s;
-    const double setup = (static_cast<double>(c.catchup) * kCatchupBlockCycles + static_cast<double>(c.seek_steps) * kSeekStepCycles) / hz +
+    const double init = p.start_cycles / hz + plain_copies * copy_s;
+    const double setup = (static_cast<double>(c.catchup) * p.catchup_block_cycles +
+                          static_cast<double>(c.catchup_bytes) * p.catchup_byte_cycles +
+                          static_cast<double>(c.seek_steps) * p.seek_step_cycles) / hz +
                          reset_copies * copy_s + static_cast<double>(c.fetches) * p.pcie_read_latency_ns * 1e-9;
     const double blocks = (static_cast<double>(c.blocks) * block_cycles +
-                           (strategy == DDT_SPIN_SEEK ? static_cast<double>(std::max<int64_t>(0, c.runs - 1)) * kRunCycles : 0.0)) / hz;
+                           (strategy == DDT_SPIN_SEEK ? static_cast<double>(std::max<int64_t>(0, c.runs - 1)) * p.run_cycles : 0.0)) / hz;
     const double dur = init + setup + blocks;
     const double end = start + dur;
     running.push({end, v});
@@ -203,6 +203,7 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
     r.handler_max_s = std::max(r.handler_max_s, dur);
     r.blocks += c.blocks;
     r.catchup_blocks += c.catchup;
+    r.catchup_bytes += c.catchup_bytes;
     r.seek_steps += c.seek_steps;
     r.checkpoint_copies += c.copies;
     r.resets += c.resets;
@@ -212,7 +213,7 @@ int simulate(Engine& e, const ddt_spin_params& p, int64_t total, char* packed, b
   r.dma_requests = static_cast<int64_t>(reqs.size());
   if (!send) {
     // The completion handler: after every payload handler, a zero-byte DMA that raises the event.
-    const double done = all_end + kStartCycles / hz;
+    const double done = all_end + p.start_cycles / hz;
     reqs.push_back({done, 0, -1});
     const QueueOut q = run_dma_queue(reqs, p, npkt);
     r.seconds = std::max(done, q.last);

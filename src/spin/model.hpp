@@ -2,8 +2,9 @@
 // window), the scheduler over the HPUs (default: any idle HPU; blocked round-robin: one packet at
 // a time per virtual HPU), sPIN's ordering rules (payload handlers after the header has arrived,
 // the completion handler after every payload handler), handler time from counted operations
-// (costs.hpp), NIC memory bandwidth for checkpoint copies, and the DMA queue towards the host
-// over a PCIe model (bandwidth, per-request overhead, TLP splitting, queue depth).
+// times ddt_spin_params' cycle costs (defaults: costs.hpp), NIC memory bandwidth for checkpoint
+// copies, and the DMA queue towards the host over a PCIe model (bandwidth, per-request overhead,
+// TLP splitting, queue depth).
 //
 // What it does not capture: contention between HPUs for NIC memory other than the checkpoint
 // copies' share of its bandwidth, caches on the HPUs, the HPU stalling when the DMA queue is

@@ -25,6 +25,14 @@ extern "C" int ddt_spin_defaults(ddt_spin_params* p) {
   p->blocked_dp = 1;
   p->iovec_entries = 32;             // §5.3: ConnectX-3's scatter-gather limit
   p->host_flush_bytes = 64 << 20;
+  // The handler cost model: costs.hpp holds the defaults and their sources.
+  p->start_cycles = ddt::spin::kStartCycles;
+  p->block_cycles = ddt::spin::kBlockCycles;
+  p->general_block_cycles = ddt::spin::kGeneralBlockCycles;
+  p->catchup_block_cycles = ddt::spin::kCatchupBlockCycles;
+  p->catchup_byte_cycles = ddt::spin::kCatchupByteCycles;
+  p->seek_step_cycles = ddt::spin::kSeekStepCycles;
+  p->run_cycles = ddt::spin::kRunCycles;
   return DDT_SUCCESS;
 }
 

@@ -4,14 +4,18 @@
 // strategies' own work (RW-CP: no catch-up in order, master-copy resets out of order; HPU-local:
 // catch-up over the other HPUs' packets; seek: the same work in any order), the DMA queue depth
 // as a bound, the iovec baseline's fetches, and the checkpoint interval brought within NIC memory.
+// And the handler cost model (SpinCosts): every cost a parameter defaulting to costs.hpp's
+// constant, each phase linear in its cost, invalid costs rejected before anything is written.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "ddtkit_spin.h"
+#include "spin/costs.hpp"
 #include "spin/model.hpp"
 
 namespace {
@@ -205,6 +209,171 @@ TEST(SpinModel, CheckpointIntervalWithinNicMemory) {
   p.nic_memory_bytes = 16384;
   p.checkpoint_interval = wide.checkpoint_interval;
   EXPECT_EQ(v.receive(DDT_SPIN_RW_CP, p).fell_back, 1);
+}
+
+// ---- The handler cost model: every cost a field of ddt_spin_params (defaults: costs.hpp) ----
+
+// The cost fields, with the constant each defaults to.
+struct CostField {
+  const char* name;
+  double ddt_spin_params::*field;
+  double dflt;
+};
+const CostField kCosts[] = {
+    {"start", &ddt_spin_params::start_cycles, ddt::spin::kStartCycles},
+    {"block", &ddt_spin_params::block_cycles, ddt::spin::kBlockCycles},
+    {"general_block", &ddt_spin_params::general_block_cycles, ddt::spin::kGeneralBlockCycles},
+    {"catchup_block", &ddt_spin_params::catchup_block_cycles, ddt::spin::kCatchupBlockCycles},
+    {"catchup_byte", &ddt_spin_params::catchup_byte_cycles, ddt::spin::kCatchupByteCycles},
+    {"seek_step", &ddt_spin_params::seek_step_cycles, ddt::spin::kSeekStepCycles},
+    {"run", &ddt_spin_params::run_cycles, ddt::spin::kRunCycles},
+};
+
+TEST(SpinCosts, DefaultsAreCostsHpp) {
+  for (const char* preset : {"paper", "paper32", "pspin"}) {  // the presets keep the default costs
+    ddt_spin_params p;
+    ASSERT_EQ(ddt_spin_preset(preset, &p), DDT_SUCCESS);
+    for (const CostField& c : kCosts) EXPECT_EQ(p.*c.field, c.dflt) << preset << " " << c.name;
+  }
+  EXPECT_EQ(ddt::spin::kCatchupByteCycles, 0.0) << "MPITypes catches up per block; the byte term is opt-in";
+}
+
+// Doubling the specialised block cost doubles the handlers' block time, touches no other phase,
+// and moves the same bytes; where the handlers, not the link, set the pace, the message time
+// follows the handler time.
+TEST(SpinCosts, BlockCostScalesBlockTime) {
+  Vec v(64, 1 << 20);  // 32 blocks per packet
+  ddt_spin_params p = quiet();
+  const double hz = p.hpu_ghz * 1e9;
+  const ddt_spin_report a = v.receive(DDT_SPIN_SPECIALIZED, p);
+  EXPECT_NEAR(a.handler_block_s, static_cast<double>(a.blocks) * p.block_cycles / hz, 1e-12);
+  p.block_cycles *= 2;
+  const ddt_spin_report b = v.receive(DDT_SPIN_SPECIALIZED, p);  // (receive checks every byte)
+  EXPECT_EQ(b.blocks, a.blocks);
+  EXPECT_NEAR(b.handler_block_s / a.handler_block_s, 2.0, 1e-12);
+  EXPECT_DOUBLE_EQ(b.handler_init_s, a.handler_init_s);
+  EXPECT_DOUBLE_EQ(b.handler_setup_s, a.handler_setup_s);
+  EXPECT_GE(b.seconds, a.seconds);
+  // The general handlers' block cost is a separate field: specialised does not see it, RW-CP's
+  // block time doubles with it (its dr may change with it, its blocks do not).
+  p = quiet();
+  const ddt_spin_report rw = v.receive(DDT_SPIN_RW_CP, p);
+  p.general_block_cycles *= 2;
+  EXPECT_DOUBLE_EQ(v.receive(DDT_SPIN_SPECIALIZED, p).handler_block_s, a.handler_block_s);
+  const ddt_spin_report rw2 = v.receive(DDT_SPIN_RW_CP, p);
+  EXPECT_EQ(rw2.blocks, rw.blocks);
+  EXPECT_NEAR(rw2.handler_block_s / rw.handler_block_s, 2.0, 1e-12);
+
+  // 8 B blocks (256 per packet): handlers slower than the packets, so the message takes about
+  // as much longer as each handler does.
+  Vec s(8, 1 << 20);
+  p = quiet();
+  const ddt_spin_report c = s.receive(DDT_SPIN_SPECIALIZED, p);
+  p.block_cycles *= 2;
+  const ddt_spin_report d = s.receive(DDT_SPIN_SPECIALIZED, p);
+  const double work = (d.handler_init_s + d.handler_setup_s + d.handler_block_s) /
+                      (c.handler_init_s + c.handler_setup_s + c.handler_block_s);
+  EXPECT_GT(work, 1.9);
+  EXPECT_NEAR(d.seconds / c.seconds, work, 0.05 * work);
+}
+
+// Catch-up: per block (the paper's MPITypes segment) and per byte (off by default), each adding
+// its count times its cost to the setup phase.
+TEST(SpinCosts, CatchupCosts) {
+  Vec v(64, 1 << 20);
+  ddt_spin_params p = quiet();
+  const double hz = p.hpu_ghz * 1e9;
+  const ddt_spin_report a = v.receive(DDT_SPIN_HPU_LOCAL, p);
+  // In order each handler catches up over the P - 1 packets the other HPUs took.
+  const int64_t P = p.hpus, k = p.packet_bytes;
+  EXPECT_EQ(a.catchup_bytes, ((a.packets - P) * (P - 1) + P * (P - 1) / 2) * k);
+  EXPECT_EQ(a.catchup_bytes, a.catchup_blocks * 64);
+  p.catchup_byte_cycles = 1;
+  const ddt_spin_report b = v.receive(DDT_SPIN_HPU_LOCAL, p);
+  EXPECT_NEAR(b.handler_setup_s - a.handler_setup_s, static_cast<double>(a.catchup_bytes) / hz, 1e-9 * b.handler_setup_s);
+  EXPECT_DOUBLE_EQ(b.handler_block_s, a.handler_block_s);
+  EXPECT_DOUBLE_EQ(b.handler_init_s, a.handler_init_s);
+  EXPECT_GT(b.seconds, a.seconds);
+  p = quiet();
+  p.catchup_block_cycles *= 2;
+  const ddt_spin_report c = v.receive(DDT_SPIN_HPU_LOCAL, p);
+  EXPECT_NEAR(c.handler_setup_s - a.handler_setup_s, static_cast<double>(a.catchup_blocks) * ddt::spin::kCatchupBlockCycles / hz,
+              1e-9 * c.handler_setup_s);
+  // RO-CP catches up from its checkpoint, and pays per byte too; seek never catches up.
+  p = quiet();
+  const ddt_spin_report ro = v.receive(DDT_SPIN_RO_CP, p), sk = v.receive(DDT_SPIN_SEEK, p);
+  p.catchup_byte_cycles = 1;
+  EXPECT_GT(ro.catchup_bytes, 0);
+  EXPECT_NEAR(v.receive(DDT_SPIN_RO_CP, p).handler_setup_s - ro.handler_setup_s, static_cast<double>(ro.catchup_bytes) / hz,
+              1e-9 * ro.handler_setup_s);
+  EXPECT_EQ(sk.catchup_bytes, 0);
+  EXPECT_DOUBLE_EQ(v.receive(DDT_SPIN_SEEK, p).handler_setup_s, sk.handler_setup_s);
+}
+
+// Start, seek step and run costs: each phase is linear in its cost.
+TEST(SpinCosts, StartSeekAndRunCosts) {
+  Vec v(64, 1 << 20);
+  ddt_spin_params p = quiet();
+  const double hz = p.hpu_ghz * 1e9;
+  const ddt_spin_report a = v.receive(DDT_SPIN_SEEK, p);
+  p.start_cycles += 100;
+  const ddt_spin_report b = v.receive(DDT_SPIN_SEEK, p);
+  EXPECT_NEAR(b.handler_init_s - a.handler_init_s, static_cast<double>(a.handlers) * 100 / hz, 1e-12);
+  EXPECT_GT(b.seconds, a.seconds) << "the completion handler starts too";
+  p = quiet();
+  p.seek_step_cycles = 0;
+  EXPECT_EQ(v.receive(DDT_SPIN_SEEK, p).handler_setup_s, 0.0);
+  p.seek_step_cycles = 12;
+  EXPECT_NEAR(v.receive(DDT_SPIN_SEEK, p).handler_setup_s, static_cast<double>(a.seek_steps) * 12 / hz, 1e-12);
+
+  // Runs: blocks of two widths, so that the seek handler's cursor leaves a run at every block.
+  ddt_type ix;
+  const int64_t n = 4096;
+  std::vector<int64_t> len(n), disp(n);
+  for (int64_t i = 0; i < n; ++i) len[i] = 8 + 8 * (i % 2), disp[i] = 32 * i;
+  ASSERT_EQ(ddt_type_indexed(n, len.data(), disp.data(), DDT_BYTE, &ix), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_commit(ix), DDT_SUCCESS);
+  int64_t size;
+  ddt_type_size(ix, &size);
+  std::vector<char> packed(static_cast<size_t>(size), 5), buf(static_cast<size_t>(32 * n));
+  auto block_s = [&](double run) {
+    ddt_spin_params q = quiet();
+    q.run_cycles = run;
+    ddt_spin_report r;
+    EXPECT_EQ(ddt_spin_receive(packed.data(), size, buf.data(), 1, ix, DDT_SPIN_SEEK, &q, &r), DDT_SUCCESS);
+    return r.handler_block_s;
+  };
+  const double r0 = block_s(0), r1 = block_s(ddt::spin::kRunCycles), r2 = block_s(2 * ddt::spin::kRunCycles);
+  EXPECT_GT(r1, r0);
+  EXPECT_NEAR(r2 - r1, r1 - r0, 1e-9 * r2);
+  ddt_type_free(&ix);
+}
+
+// A cost that is negative, NaN or infinite is an invalid parameter: DDT_ERR_ARG, nothing written.
+// Zero is a cost (a free operation).
+TEST(SpinCosts, InvalidCostsRejected) {
+  Vec v(64, 1 << 16);
+  const double bad[] = {-1, -1e-300, std::nan(""), HUGE_VAL, -HUGE_VAL};
+  for (const CostField& c : kCosts) {
+    for (double x : bad) {
+      ddt_spin_params p = quiet();
+      p.*c.field = x;
+      std::fill(v.buf.begin(), v.buf.end(), 7);
+      const std::vector<char> buf0 = v.buf, packed0 = v.packed;
+      std::vector<char> out(static_cast<size_t>(v.size), 3);
+      ddt_spin_report r;
+      for (int s : {DDT_SPIN_HOST, DDT_SPIN_SPECIALIZED, DDT_SPIN_RW_CP, DDT_SPIN_SEEK}) {
+        EXPECT_EQ(ddt_spin_receive(v.packed.data(), v.size, v.buf.data(), 1, v.t, s, &p, &r), DDT_ERR_ARG) << c.name << " " << x;
+        EXPECT_EQ(ddt_spin_send(v.want.data(), 1, v.t, out.data(), v.size, s, &p, &r), DDT_ERR_ARG) << c.name << " " << x;
+      }
+      EXPECT_TRUE(v.buf == buf0) << c.name;
+      EXPECT_TRUE(v.packed == packed0) << c.name;
+      EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](char b) { return b == 3; })) << c.name;
+    }
+    ddt_spin_params p = quiet();
+    p.*c.field = 0;
+    v.receive(DDT_SPIN_SEEK, p);  // succeeds, bytes right
+  }
 }
 
 }  // namespace

@@ -16,7 +16,6 @@
 #include "commands.hpp"
 #include "ddtbench.hpp"
 #include "ddtkit_spin.h"
-#include "spin/costs.hpp"
 #include "spin/engine.hpp"
 
 namespace {
@@ -32,6 +31,11 @@ const char kDetails[] =
     "  --nic-bandwidth GBYTE_S --packet-buffer B --pcie GBYTE_S --pcie-overhead B --pcie-mps B\n"
     "  --pcie-latency NS --flush B\n"
     "                    the model's parameters (ddt_spin_params; defaults: the paper's)\n"
+    "  --start-cycles C --block-cycles C --general-block-cycles C --catchup-block-cycles C\n"
+    "  --catchup-byte-cycles C --seek-step-cycles C --run-cycles C\n"
+    "                    the handler cost model in HPU cycles: per handler start, per block (specialized,\n"
+    "                    seek, iovec), per general-handler block, per catch-up block and byte, per seek\n"
+    "                    step, per seek run (defaults and their sources: src/spin/costs.hpp)\n"
     "  --reorder SEED    packets arrive in a seeded permutation; --window W bounds their moves\n"
     "  --warm            no cache flush before the host unpack\n"
     "  --figures DIR     write the paper's figures' data to DIR/spin.jsonl (Fig. 8, 12, 13, 14/15, 16)\n"
@@ -114,6 +118,25 @@ struct Outcome {
   ddt_spin_report r{};
 };
 
+// The handler costs in use, as the text and JSON outputs record them (so that a report can cite
+// the costs its numbers came from, whatever flags set them).
+std::string costs_text(const ddt_spin_params& p) {
+  char s[256];
+  std::snprintf(s, sizeof s, "start %g, block %g, general block %g, catch-up block %g, catch-up byte %g, seek step %g, run %g",
+                p.start_cycles, p.block_cycles, p.general_block_cycles, p.catchup_block_cycles, p.catchup_byte_cycles,
+                p.seek_step_cycles, p.run_cycles);
+  return s;
+}
+std::string costs_json(const ddt_spin_params& p) {
+  char s[320];
+  std::snprintf(s, sizeof s,
+                "{\"start\":%.17g,\"block\":%.17g,\"general_block\":%.17g,\"catchup_block\":%.17g,\"catchup_byte\":%.17g,"
+                "\"seek_step\":%.17g,\"run\":%.17g}",
+                p.start_cycles, p.block_cycles, p.general_block_cycles, p.catchup_block_cycles, p.catchup_byte_cycles,
+                p.seek_step_cycles, p.run_cycles);
+  return s;
+}
+
 // Runs one strategy on the message and checks every byte against ddt_unpack (receive) or
 // ddt_pack (send).
 Outcome run_one(Message& m, int s, const ddt_spin_params& p, bool send) {
@@ -183,14 +206,16 @@ void emit(FILE* f, const char* fig, const std::string& extra, int s, const Outco
                "\"gbit_s\":%.6g,\"line_gbit_s\":%g,\"fell_back\":%d,\"nic_memory\":%lld,\"layout_bytes\":%lld,"
                "\"nic_setup_bytes\":%lld,\"checkpoint_interval\":%lld,\"checkpoints\":%lld,\"init_ns\":%.6g,"
                "\"setup_ns\":%.6g,\"block_ns\":%.6g,\"handler_max_ns\":%.6g,\"dma_requests\":%lld,\"dma_queue_max\":%d,"
-               "\"dma_queue_mean\":%.4g,\"gamma\":%.4g,\"host_unpack_s\":%.9g,\"host_setup_s\":%.9g,\"reorder\":%llu}\n",
+               "\"dma_queue_mean\":%.4g,\"gamma\":%.4g,\"host_unpack_s\":%.9g,\"host_setup_s\":%.9g,\"reorder\":%llu,"
+               "\"catchup_blocks\":%lld,\"catchup_bytes\":%lld,\"cycles\":%s}\n",
                fig, extra.c_str(), ddt_spin_strategy_name(s), p.hpus, p.hpu_ghz, static_cast<long long>(p.packet_bytes), o.rc,
                o.bytes_ok ? "true" : "false", r.seconds, r.gbit_s, p.line_gbit_s, r.fell_back,
                static_cast<long long>(r.nic_memory_used), static_cast<long long>(r.layout_bytes),
                static_cast<long long>(r.nic_setup_bytes), static_cast<long long>(r.checkpoint_interval),
                static_cast<long long>(r.checkpoints), r.handler_init_s * h * 1e9, r.handler_setup_s * h * 1e9,
                r.handler_block_s * h * 1e9, r.handler_max_s * 1e9, static_cast<long long>(r.dma_requests), r.dma_queue_max,
-               r.dma_queue_mean, r.gamma, r.host_unpack_s, r.host_setup_s, static_cast<unsigned long long>(p.reorder_seed));
+               r.dma_queue_mean, r.gamma, r.host_unpack_s, r.host_setup_s, static_cast<unsigned long long>(p.reorder_seed),
+               static_cast<long long>(r.catchup_blocks), static_cast<long long>(r.catchup_bytes), costs_json(p).c_str());
   std::fflush(f);
 }
 
@@ -303,6 +328,11 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
   ddt_spin_params ps;
   ddt_spin_preset("pspin", &ps);
   ps.host_flush_bytes = base.host_flush_bytes;
+  // The presets keep the default costs; costs set by flags apply to these rows as to the others.
+  ps.start_cycles = base.start_cycles, ps.block_cycles = base.block_cycles;
+  ps.general_block_cycles = base.general_block_cycles, ps.catchup_block_cycles = base.catchup_block_cycles;
+  ps.catchup_byte_cycles = base.catchup_byte_cycles, ps.seek_step_cycles = base.seek_step_cycles;
+  ps.run_cycles = base.run_cycles;
   for (int64_t b : {int64_t{16}, int64_t{64}, int64_t{512}}) {
     Message m;
     make_vector(m, b, 2 * b, 4 << 20);
@@ -319,11 +349,8 @@ int figures(const std::string& dir, const ddt_spin_params& base) {
 
 // Times the handler code itself on this CPU (receive, in order, one HPU's view: every packet's
 // handler run back to back) and divides by the operations it counted.
-int calibrate() {
-  std::printf("model costs (cycles at the HPU clock, costs.hpp): start %.0f, specialised block %.0f, general block %.0f, "
-              "catch-up block %.0f, seek step %.0f, run %.0f\n",
-              ddt::spin::kStartCycles, ddt::spin::kBlockCycles, ddt::spin::kGeneralBlockCycles, ddt::spin::kCatchupBlockCycles,
-              ddt::spin::kSeekStepCycles, ddt::spin::kRunCycles);
+int calibrate(const ddt_spin_params& costs) {
+  std::printf("model costs (cycles at the HPU clock; defaults: costs.hpp): %s\n", costs_text(costs).c_str());
   std::printf("this CPU, same handler code, 4 MiB vector, stride 2 x block, 2 KiB packets (ns per handler / per block):\n");
   ddt_spin_params p;
   ddt_spin_defaults(&p);
@@ -428,6 +455,13 @@ int spin_command(int argc, char** argv) {
     else if (a == "--pcie-mps" && parse_i64(v, n)) p.pcie_max_payload = n;
     else if (a == "--pcie-latency" && parse_f(v, d)) p.pcie_read_latency_ns = d;
     else if (a == "--flush" && parse_i64(v, n)) p.host_flush_bytes = n;
+    else if (a == "--start-cycles" && parse_f(v, d)) p.start_cycles = d;
+    else if (a == "--block-cycles" && parse_f(v, d)) p.block_cycles = d;
+    else if (a == "--general-block-cycles" && parse_f(v, d)) p.general_block_cycles = d;
+    else if (a == "--catchup-block-cycles" && parse_f(v, d)) p.catchup_block_cycles = d;
+    else if (a == "--catchup-byte-cycles" && parse_f(v, d)) p.catchup_byte_cycles = d;
+    else if (a == "--seek-step-cycles" && parse_f(v, d)) p.seek_step_cycles = d;
+    else if (a == "--run-cycles" && parse_f(v, d)) p.run_cycles = d;
     else if (a == "--scheduler" && (std::string(v) == "auto" || std::string(v) == "default" || std::string(v) == "blocked"))
       p.scheduler = std::string(v) == "auto"      ? DDT_SPIN_SCHED_AUTO
                     : std::string(v) == "default" ? DDT_SPIN_SCHED_DEFAULT
@@ -435,7 +469,7 @@ int spin_command(int argc, char** argv) {
     else return fail("bad option or value: " + a + " " + v);
   }
   if (warm) p.host_flush_bytes = 0;
-  if (calib) return calibrate();
+  if (calib) return calibrate(p);
   if (!figdir.empty()) return figures(figdir, p);
 
   Message m;
@@ -463,6 +497,7 @@ int spin_command(int argc, char** argv) {
               m.name.c_str(), static_cast<long long>(m.size), p.hpus, p.hpu_ghz, p.line_gbit_s,
               static_cast<long long>(p.packet_bytes), static_cast<long long>(p.nic_memory_bytes),
               p.reorder_seed ? ", packets permuted" : "");
+  std::printf("handler costs (HPU cycles): %s\n", costs_text(p).c_str());
   int bad = 0;
   for (int s : which) {
     const Outcome o = run_one(m, s, p, send);
