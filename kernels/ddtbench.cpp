@@ -297,6 +297,18 @@ void lammps(std::vector<std::unique_ptr<Kernel>>& out, bool full, int64_t G, int
     ddt_type_free(&s);
   };
   install(*k, build);
+  {  // the receive type: the members' values in the same (SoA) order, into the tail [G, G+ic)
+    ddt_type x3, x1;
+    ddt_type_contiguous(3 * ic, DDT_DOUBLE, &x3);
+    ddt_type_contiguous(ic, DDT_DOUBLE, &x1);
+    std::vector<ddt_type> types{x3};
+    std::vector<int64_t> bls(members, 1), displs{addr(arr[0] + 3 * G)};
+    for (int m = 1; m < members; ++m) types.push_back(x1), displs.push_back(addr(arr[m] + G));
+    ddt_type_struct(members, bls.data(), displs.data(), types.data(), &k->recv_type);
+    ddt_type_commit(k->recv_type);
+    ddt_type_free(&x3);
+    ddt_type_free(&x1);
+  }
   // LAMMPS's own loop: per atom x, y, z, tag, type, mask (full: molecule, then q).
   std::vector<int> order{1, 2, 3};
   if (full) order.push_back(5), order.push_back(4);

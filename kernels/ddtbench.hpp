@@ -19,6 +19,10 @@ struct Kernel {
   std::vector<std::unique_ptr<char[]>> arrays;
   std::vector<int64_t> array_bytes;  // size of each of arrays
   ddt_type type = DDT_TYPE_NULL;  // committed; displacements absolute where DDTBench uses MPI_BOTTOM
+  // LAMMPS only: DDTBench's receive type (spec 3.6), a struct of contiguous runs at the tail of
+  // the arrays, where the application's own unpack writes too; the unpack benchmark times it,
+  // as DDTBench's receiver does. DDT_TYPE_NULL: the receiver uses `type`.
+  ddt_type recv_type = DDT_TYPE_NULL;
   const void* buf = nullptr;      // the buffer argument (nullptr = MPI_BOTTOM)
   int64_t count = 1;
   int64_t bytes = 0;              // packed size
@@ -34,7 +38,10 @@ struct Kernel {
   int64_t index_entries = 0;        // index-list entries the type carries (LAMMPS, SPECFEM3D)
   // WRF only: builds the other variant (_sa for _vec and back) over this kernel's own arrays.
   std::function<void(ddt_type*)> build_alternative;
-  ~Kernel() { if (type) ddt_type_free(&type); }
+  ~Kernel() {
+    if (type) ddt_type_free(&type);
+    if (recv_type) ddt_type_free(&recv_type);
+  }
 };
 
 // Every kernel and parameter set of DDTBench's default run (spec §3), in the spec's test order.
