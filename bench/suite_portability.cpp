@@ -64,13 +64,25 @@ void run_layout(const Context& c, const std::string& layout, const std::string& 
   auto td = measure(mine, c.reps(31), 5e5);
   auto tm = peer ? measure(theirs, c.reps(11)) : std::vector<Timing>();
   for (size_t k = 0; k < cs.size(); ++k) {
+    // The construction's plan identity: the layout hash of each part, with its count and offset.
+    // Constructions with one identity run the same plan and the same kernels, so the spread of
+    // their times is the measurement's alone (the report shows it beside the target).
+    std::string id;
+    for (const Part& p : cs[k].parts) {
+      uint8_t h[16];
+      ddt_type_hash(p.t, h);
+      char part[64];
+      std::snprintf(part, sizeof part, "%02x%02x%02x%02x%02x%02x%02x%02x*%lld@%lld;", h[0], h[1], h[2], h[3], h[4], h[5],
+                    h[6], h[7], (long long)p.count, (long long)p.offset);
+      id += part;
+    }
     std::vector<Timing> ts = {{"ddtkit", td[k].ns}};
     char their[96] = "";
     if (peer) {
       ts.push_back({"mpi", tm[k].ns});
       std::snprintf(their, sizeof their, ", %s %8.1f us", c.peer_name.c_str(), tm[k].ns / 1e3);
     }
-    c.results->add("portability", layout, params, cs[k].name, bytes, ts);
+    c.results->add("portability", layout, params, cs[k].name, bytes, ts, "\"plan_id\": \"" + id + "\"");
     c.progress("[portability] %-12s %-26s %-20s ddtkit %8.1f us%s", layout.c_str(), params.c_str(), cs[k].name.c_str(),
                td[k].ns / 1e3, their);
     pt[k].clear();
