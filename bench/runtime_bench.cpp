@@ -2,6 +2,7 @@
 //
 //   ddtkit run -n 2 ddt_runtime_bench [--out DIR] [--smoke | --full]
 //   ddtkit run -n P ddt_runtime_bench --stencil-only [--out DIR] ...   (P > 2: the stencil alone)
+//   ddtkit run -n P ddt_runtime_bench --load-stencil-only [--out DIR] ...  (the mixed-load stencil alone)
 //
 // On 2 ranks, in this order:
 //   1. the cost split of one transfer (FALCON-X figure 5): first transfer of a (type, count,
@@ -12,10 +13,13 @@
 //      for messages of 32 KiB to 64 MiB;
 //   3. the DDTBench kernels as ping-pongs, arrays in the mapped heap: the default configuration,
 //      and beside it the pipelined cells and the heap forced;
-//   4. the stencil halo exchange (stencil.hpp).
-// JSON lines to DIR/runtime.jsonl (the --stencil-only runs append to it). Every transfer's bytes
-// are checked once per configuration, and any error the runtime returns ends the job with a
-// non-zero status: a benchmark that moved wrong bytes must not report a time.
+//   4. the stencil halo exchange (stencil.hpp);
+//   5. the stencil with mixed load under each rendezvous protocol (load_stencil.hpp, issue 15,
+//      seed 002's figure 17): copies, copy bytes and time per rank, static RPUT and RGET against
+//      COOP-load and HYBRID.
+// JSON lines to DIR/runtime.jsonl (the --stencil-only and --load-stencil-only runs append to it).
+// Every transfer's bytes are checked once per configuration, and any error the runtime returns
+// ends the job with a non-zero status: a benchmark that moved wrong bytes must not report a time.
 // Its MPI twin, runtime_mpi.cpp, runs the same sweep and stencil through each MPI.
 #include <sys/stat.h>
 
@@ -27,6 +31,7 @@
 #include "ddtbench.hpp"
 #include "ddtkit.h"
 #include "harness.hpp"
+#include "load_stencil.hpp"
 #include "runtime_transport.hpp"
 #include "stencil.hpp"
 #include "protocol_sweep.hpp"
@@ -331,10 +336,18 @@ void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --load-stencil-only is this program's own; the rest are transfer.hpp's options.
+  bool load_only = false;
+  std::vector<char*> args{argv[0]};
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--load-stencil-only") == 0) load_only = true;
+    else args.push_back(argv[i]);
   Options o;
-  if (!parse_options(argc, argv, o)) {
+  if (!parse_options(static_cast<int>(args.size()), args.data(), o) ||
+      (load_only && (o.stencil_only || o.protocols_only))) {
     std::fprintf(stderr, "usage: ddtkit run -n 2 ddt_runtime_bench [--out DIR] [--smoke|--full]\n"
-                         "       ddtkit run -n P ddt_runtime_bench --stencil-only [--out DIR] [--smoke|--full]\n");
+                         "       ddtkit run -n P ddt_runtime_bench --stencil-only [--out DIR] [--smoke|--full]\n"
+                         "       ddtkit run -n P ddt_runtime_bench --load-stencil-only [--out DIR] [--smoke|--full]\n");
     return 2;
   }
   Rt t;
@@ -342,8 +355,10 @@ int main(int argc, char** argv) {
   t.ck(ddt_comm_init(), "ddt_comm_init");
   t.ck(ddt_comm_rank(&t.me), "ddt_comm_rank");
   t.ck(ddt_comm_size(&t.np), "ddt_comm_size");
-  if (!o.stencil_only && t.np != 2) {
-    if (t.me == 0) std::fprintf(stderr, "ddt_runtime_bench: runs on 2 ranks, or on any number with --stencil-only\n");
+  if (!o.stencil_only && !load_only && t.np != 2) {
+    if (t.me == 0)
+      std::fprintf(stderr, "ddt_runtime_bench: runs on 2 ranks, or on any number with --stencil-only or "
+                           "--load-stencil-only\n");
     ddt_comm_finalize();
     return 2;
   }
@@ -351,10 +366,15 @@ int main(int argc, char** argv) {
   if (t.me == 0) {
     mkdir(o.out.c_str(), 0755);
     const std::string path = o.out + "/runtime.jsonl";
-    out.reset(new Jsonl(path, o.stencil_only, "ddtkit", "ddtkit runtime"));
+    out.reset(new Jsonl(path, o.stencil_only || load_only, "ddtkit", "ddtkit runtime"));
     if (!out->ok()) t.fail(("cannot write " + path).c_str());
     std::printf("== ddtkit runtime (issue 10), %d processes%s -> %s\n", t.np, o.smoke ? ", smoke" : o.full ? ", full" : "",
                 path.c_str());
+  }
+  if (load_only) {
+    with_usage(t, out.get(), "load stencil", [&] { load_stencil(t, out.get(), o); });
+    t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
+    return 0;
   }
   const auto configure = [&t](int mech, int exchange) { return [&t, mech, exchange] { t.configure(mech, exchange); }; };
   if (o.protocols_only) {
@@ -380,6 +400,8 @@ int main(int argc, char** argv) {
             {{"ddtkit", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)},
              {"ddtkit-hand", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED), true}});
   });
+  if (!o.stencil_only && !o.protocols_only)
+    with_usage(t, out.get(), "load stencil", [&] { load_stencil(t, out.get(), o); });
   t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
   return 0;
 }
