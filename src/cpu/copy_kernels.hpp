@@ -101,6 +101,14 @@ inline void move_block(char* seq, char* at, int64_t w) {
 // placements (the next block's loads wait on the stores of the last one when their addresses
 // agree modulo 4 KiB) where memcpy, which loads a block whole before storing it, held 0.91-0.97;
 // from 8 KiB on the two are level.
+// The same loop also moves widths in [kMidMin, kMidMax), where the alternatives are 32-byte
+// moves compiled for the baseline (16-byte SSE) or a memcpy call per block: in cache (2 MiB,
+// stride 2 x block, outputs 16-56 bytes past a line, three runs each, fraction of memcpy) it
+// moved 128 B at 0.67-0.71 (baseline 0.59-0.62), 256 B 0.72-0.75 (0.59-0.68), 384 B 0.76-0.78
+// (0.62-0.67), 500 B 0.66-0.70 (0.59-0.62); at 80-96 B it lost (0.45-0.62 against 0.51-0.72),
+// at 112-192 B the two were level, and from 512 B to 1 KiB memcpy per block won by 0.03-0.08
+// (the aliasing above).
+constexpr int64_t kMidMin = 128, kMidMax = 512;
 constexpr int64_t kWideMin = 1024, kWideMax = 8192;
 template <bool Gather>
 __attribute__((target("avx2"))) inline void wide_blocks_avx2(char* seq, uintptr_t p, int64_t stride, int64_t w,
@@ -131,12 +139,13 @@ inline bool have_avx2() {
 }
 #endif
 
-// count blocks of one width at a stride; run-time widths in [kWideMin, kWideMax) take the AVX2
-// loop where the CPU has it.
+// count blocks of one width at a stride; run-time widths in [kMidMin, kMidMax) and [kWideMin,
+// kWideMax) take the AVX2 loop where the CPU has it.
 template <bool Gather, int64_t W>
 inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
 #if defined(__x86_64__)
-  if (W == 0 && w >= kWideMin && w < kWideMax && have_avx2()) return wide_blocks_avx2<Gather>(seq, p, stride, w, count);
+  if (W == 0 && ((w >= kWideMin && w < kWideMax) || (w >= kMidMin && w < kMidMax)) && have_avx2())
+    return wide_blocks_avx2<Gather>(seq, p, stride, w, count);
 #endif
   const int64_t width = W ? W : w;
 #pragma GCC unroll 4

@@ -369,7 +369,7 @@ TEST(Executors, SegmentedLists) {
 // Run-time widths from 1 KiB to 8 KiB take the 32-byte loop (narrower ones memcpy): widths that
 // are and are not multiples of 32, pack and unpack, the gaps left alone.
 TEST(Executors, WideBlocksInCache) {
-  for (int64_t bl : {128, 1000, 1024, 1030, 4099, 8191}) {
+  for (int64_t bl : {127, 128, 161, 333, 511, 512, 1000, 1024, 1030, 4099, 8191}) {  // both AVX2 ranges and their edges
     const int64_t count = 37, st = bl + 24;
     std::vector<char> src(count * st + 64);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 13 + 5);
