@@ -368,10 +368,13 @@ int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* c
  *     which the RTS carries) and the receiver's (recv or irecv): send/recv, ssend/recv,
  *     rsend/recv COOP; isend/recv and bsend/recv RGET; send/irecv, bsend/irecv, ssend/irecv,
  *     rsend/irecv RPUT; isend/irecv COOP.
- *   COOP_LOAD: each process publishes the stream bytes it has yet to copy (ddt_comm_get_load);
- *     the receiver gives itself x of the n bytes so that both end equally loaded,
+ *   COOP_LOAD: each process publishes the stream bytes it has yet to copy (ddt_comm_get_load)
+ *     and the bytes it copied lately (decayed over about 20 ms); a process's load is the two
+ *     together. Where processes share cores (more ranks than cores) and the loads differ by at
+ *     least n / 64, the less loaded side copies the whole message (RGET or RPUT); otherwise the
+ *     receiver gives itself x of the n bytes so that both end equally loaded,
  *     x = (n + load(sender) - load(receiver)) / 2 clamped to [0, n]: RGET when x = n, RPUT when
- *     x = 0, COOP split at x otherwise.
+ *     x = 0, COOP split at x otherwise. The constants and their measurements: protocol.cpp.
  *   COOP_CHUNKED: COOP-p2p whose copies run in chunks (ddt_comm_set_chunking), the progress
  *     engine polled between chunks so that other peers' control messages are not held up.
  *   COOP_HCA: the copy striped over this core and a second copy engine (a helper thread, the

@@ -103,8 +103,17 @@ struct alignas(64) JobHeader {
   alignas(64) std::atomic<uint64_t> barrier_generation;
   // COOP-load (seed 002, II-B2): each rank's stream bytes yet to copy, one cache line each (a
   // rank adds to a peer's when it gives the peer a share; the peer subtracts as it copies).
+  // With them, the copy work each rank has done lately (rendezvous.cpp's record_copied and
+  // recent_copied): `recent` stream bytes it copied, as they stood at `stamp` (steady clock, ns)
+  // and decaying from then on with protocol.cpp's kLoadDecayNs. The rank is their only writer, a
+  // seqlock (`seq` odd while it writes) lets peers read the pair without a lock, and a reader
+  // that finds it torn a few times takes what it read: a writer that died mid-write stalls no
+  // one, and a stale or torn reading only balances less well.
   struct alignas(64) Load {
     std::atomic<int64_t> bytes;
+    std::atomic<uint64_t> seq;
+    std::atomic<int64_t> recent;
+    std::atomic<int64_t> stamp;
   };
   Load load[kMaxRanks];
 };

@@ -2,6 +2,8 @@
 #include "shm/protocol.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 
 #include "ddtkit.h"
 
@@ -29,6 +31,36 @@ const int64_t kCmaWriteMinPiece = 4096;
 const int64_t kChunkMinBytes = int64_t{4} << 20;
 const int64_t kChunkBytes = int64_t{1} << 20;
 
+// COOP-load's loads (balance() below): each side's pending copy bytes (the counters of seed 002)
+// and the bytes it copied lately, decayed with time constant kLoadDecayNs. Pending bytes alone
+// are about equal whenever a receiver decides (every rank runs its copies as soon as it matches
+// them), so they split nearly every message in half and each rank's copies follow the number of
+// messages it takes part in; the recent work is what tells a busy rank from a quiet one.
+// kLoadDecayNs: longer than a scheduler's time slice (a few ms: with more processes than cores
+// a rank's copies come in bursts) and than several iterations of a halo exchange, short enough
+// that a phase's skew is forgotten within the next phase. The mixed-load stencil
+// (bench/load_stencil.hpp, 512 KiB messages, 2 cores, 3 and 4 ranks oversubscribed, 0.3-0.4 ms
+// per iteration, 12-57 iterations per protocol; distance from the ideal in copy counts, COOP-load,
+// 5 runs each, band 1/64): 2 ms 8-17% (N = 3, 4: the decayed sums follow the time slices),
+// 5 ms 8-14% and 2-10%, 10 ms 3-24% and 2-8%, 20 ms 1.5-10% and 5-10%, 200 ms 14-52% and 18-96%
+// (the static RGET phase run just before still weighs). 20 ms.
+const int64_t kLoadDecayNs = int64_t{20} * 1000 * 1000;
+// kLoadSplitBand: where processes share cores, loads less than n / 64 apart split the message
+// in proportion (a lone exchange between two idle ranks, whose loads move together), farther
+// apart the less loaded side copies it all (seed 002's rule: one copy per message, so the copy
+// counts balance as the bytes do). A proportional split leaves both loads equal, so a band of
+// n / 8 draws the stencil's pairs back into it: 12-38% (N = 3) and 5-24% (N = 4) from the ideal
+// at 20 ms; n / 64: 0-11.5% and 0-6%; 0 (exact ties only): 3-5% and 2-6%, but the decay that
+// runs between a copy's end and the next decision makes ties inexact. n / 64 (16 KiB at 1 MiB).
+const int64_t kLoadSplitBandNum = 1, kLoadSplitBandDen = 64;
+
+int64_t decayed(int64_t bytes, int64_t dt_ns) {
+  if (bytes <= 0) return 0;
+  if (dt_ns <= 0) return bytes;
+  const double v = static_cast<double>(bytes) * std::exp(-static_cast<double>(dt_ns) / static_cast<double>(kLoadDecayNs));
+  return v >= 9.2e18 ? INT64_MAX : static_cast<int64_t>(v);
+}
+
 namespace {
 
 // COOP's split of n stream bytes at x (the receiver copies [0, x)), rounded down to a cache line
@@ -41,12 +73,26 @@ Choice of(int proto, int64_t n, int64_t x) {
   return Choice{DDT_PROTO_COOP, line(x), false, false};
 }
 
-// COOP-load: the receiver takes x bytes so that both end equally loaded,
-// load_self + x = load_peer + (n - x); all of it (RGET) or none (RPUT) when the other is that
-// far behind. Counters are read without a lock: a stale reading only balances less well.
+// COOP-load (seed 002, II-B2: "the less loaded side copies, or both in proportion"): each
+// side's load is its pending bytes and its recent copy work (Ask). Where the job has more
+// processes than cores, no core is idle for a second share: loads kLoadSplitBand apart or more,
+// the less loaded side copies the whole message (RGET or RPUT). Otherwise, and within the band,
+// both copy, the receiver x bytes so that both end equally loaded,
+// load_self + x = load_peer + (n - x): all of it (RGET) or none (RPUT) when the other is that far
+// behind. Where each process has a core the split keeps a lone exchange's two-core speedup: the
+// protocol sweep's window of 4 (2 ranks, isend/irecv, contiguous; median GB/s of 60 windows, 3
+// interleaved runs, one machine) before / after: COOP_LOAD 9.1-10.3 / 8.8-9.6 at 512 KiB, 11.5-12.1
+// / 10.0-14.4 at 1 MiB, 14.1-15.1 / 13.0-14.9 at 4 MiB, as COOP-p2p in the same runs; the whole-
+// copy rule there gave 10.3-10.5 at 1 MiB and 9.5-10.7 at 4 MiB (the sender's whole CMA writes).
+// Counters are read without a lock: a stale reading only balances less well.
 Choice balance(const Ask& a) {
-  const int64_t self = std::max<int64_t>(0, a.load_self), peer = std::max<int64_t>(0, a.load_peer);
-  const __int128 x2 = static_cast<__int128>(a.n) + peer - self;
+  auto pos = [](int64_t v) { return static_cast<__int128>(std::max<int64_t>(0, v)); };
+  const __int128 self = pos(a.load_self) + pos(a.hist_self), peer = pos(a.load_peer) + pos(a.hist_peer);
+  const __int128 d = peer - self;  // > 0: the peer is the busier
+  const __int128 band = static_cast<__int128>(a.n) * kLoadSplitBandNum / kLoadSplitBandDen;
+  if (a.shared_cores && d > 0 && d >= band) return of(DDT_PROTO_RGET, a.n, a.n);
+  if (a.shared_cores && d < 0 && -d >= band) return of(DDT_PROTO_RPUT, a.n, 0);
+  const __int128 x2 = static_cast<__int128>(a.n) + d;
   const int64_t x = static_cast<int64_t>(std::clamp<__int128>(x2 / 2, 0, a.n));
   if (x >= a.n) return of(DDT_PROTO_RGET, a.n, a.n);
   if (line(x) <= 0) return of(DDT_PROTO_RPUT, a.n, 0);

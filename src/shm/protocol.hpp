@@ -15,8 +15,10 @@ struct Ask {
   bool recv_blocking;   // the receiver's call blocks (recv)
   int64_t n;            // stream bytes to move
   int64_t avg_piece;    // n over the pieces of the finer side: what each CMA write would move
-  int64_t load_self, load_peer;  // the two processes' load counters (COOP-load)
+  int64_t load_self, load_peer;  // the two processes' load counters (COOP-load): pending bytes
   int64_t chunk_min;    // ddt_comm_set_chunking's threshold (< 0: never)
+  int64_t hist_self, hist_peer;  // the bytes each copied lately, decayed (decayed() below)
+  bool shared_cores;    // the job has more processes than this machine has cores
 };
 
 // The protocol chosen: DDT_PROTO_RGET, RPUT or COOP, the receiver's share [0, split) (n for
@@ -30,6 +32,10 @@ struct Choice {
 
 Choice choose(const Ask& a);
 
+// What `bytes` of copy work done dt_ns ago count for now in a rank's recent work: bytes x
+// exp(-dt_ns / kLoadDecayNs) (dt_ns < 0 counts as 0; bytes < 0 as 0).
+int64_t decayed(int64_t bytes, int64_t dt_ns);
+
 // seed 002's Table II: the protocol for a sender's call and a receiver's.
 int table2(bool send_blocking, int send_mode, bool recv_blocking);
 
@@ -42,5 +48,10 @@ extern const int64_t kCmaWriteMinPiece;
 // kChunkBytes at a time.
 extern const int64_t kChunkMinBytes;
 extern const int64_t kChunkBytes;
+// COOP-load: the time constant of a rank's recent copy work, and the band of load difference
+// (kLoadSplitBandNum / kLoadSplitBandDen of the message) within which both sides copy in
+// proportion; beyond it the less loaded side copies the whole message.
+extern const int64_t kLoadDecayNs;
+extern const int64_t kLoadSplitBandNum, kLoadSplitBandDen;
 
 }  // namespace ddt::shm

@@ -21,10 +21,13 @@
 // Every address that arrives from the sender is checked before it is read: a layout's whole span
 // (true bounds over count elements) must lie inside the segment it names, and with an iov
 // exchange every piece must; with CMA the kernel checks them against the sender's mappings.
+#include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "cpu/arguments.hpp"
@@ -321,6 +324,36 @@ void uncharge(ddt_request r, int64_t bytes) {
   rt.job->load[rt.rank].bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
 
+// COOP-load's recent work (job.hpp's Load): this rank adds the stream bytes it has just copied
+// to its own decayed sum, under the seqlock that peers read it by.
+void record_copied(int64_t bytes) {
+  if (bytes <= 0) return;
+  JobHeader::Load& l = rt.job->load[rt.rank];
+  const int64_t now = now_ns();
+  const int64_t v = decayed(l.recent.load(std::memory_order_relaxed), now - l.stamp.load(std::memory_order_relaxed));
+  const uint64_t s = l.seq.load(std::memory_order_relaxed);
+  l.seq.store(s + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  l.recent.store(v > INT64_MAX - bytes ? INT64_MAX : v + bytes, std::memory_order_relaxed);
+  l.stamp.store(now, std::memory_order_relaxed);
+  l.seq.store(s + 2, std::memory_order_release);
+}
+
+// Rank's recent work as it stands now. A few tries at an untorn reading, then whatever was read:
+// a peer that died while writing must not hold this side up.
+int64_t recent_copied(int rank, int64_t now) {
+  const JobHeader::Load& l = rt.job->load[rank];
+  int64_t v = 0, t = 0;
+  for (int tries = 0; tries < 4; ++tries) {
+    const uint64_t s1 = l.seq.load(std::memory_order_acquire);
+    v = l.recent.load(std::memory_order_relaxed);
+    t = l.stamp.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (!(s1 & 1) && l.seq.load(std::memory_order_relaxed) == s1) break;
+  }
+  return decayed(v, now - t);
+}
+
 void charge(ddt_request r, int64_t bytes) {
   if (bytes <= 0) return;
   r->charged += bytes;
@@ -437,7 +470,7 @@ void copy_done(const CopyJob& j, bool ok, bool refused) {
   const bool gone = t_vanished || peer_dead(j.peer);
   t_vanished = false;
   uncharge(r, r->charged);  // whatever is left of this side's share: none of it will be copied now
-  if (ok) ++rt.times.copies, rt.times.copy_bytes += j.to - j.from;
+  if (ok) ++rt.times.copies, rt.times.copy_bytes += j.to - j.from, record_copied(j.to - j.pos);  // earlier chunks: run_copies
   if (r->send) {
     if (refused) {  // not permitted here: the receiver asks for data cells
       rt.cma = false;
@@ -491,6 +524,7 @@ void run_copies() {
     if (ok && upto < j.to) {  // the next chunk after the next look at the cells
       ++rt.times.chunks;
       uncharge(r, upto - j.pos);
+      record_copied(upto - j.pos);
       j.pos = upto;
       rt.copies.push_back(j);
       continue;
@@ -735,6 +769,15 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   a.avg_piece = n / std::max<int64_t>(1, pieces.finer());
   a.load_self = rt.job->load[rt.rank].bytes.load(std::memory_order_relaxed);
   a.load_peer = rt.job->load[source].bytes.load(std::memory_order_relaxed);
+  const int64_t now = now_ns();
+  a.hist_self = recent_copied(rt.rank, now);
+  a.hist_peer = recent_copied(source, now);
+  static const int cores = [] {  // the cores this process may run on
+    cpu_set_t set;
+    const int c = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+    return std::max(1, c);
+  }();
+  a.shared_cores = rt.size > cores;
   a.chunk_min = rt.chunk_min;
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
   if (c.proto != DDT_PROTO_RGET) return start_protocol(r, source, seg, remote, key, keyed, c);

@@ -10,9 +10,13 @@
 //            receives among them: every load counter is zero after each round.
 //   chunks   COOP_CHUNKED with 64 KiB chunks, two senders at once into one receiver: the chunk
 //            counters, the bytes; COOP_HCA: the second engine moved part of each copy.
+//   rule     COOP-load's choice as the pure function it is (src/shm/protocol.hpp's choose), on
+//            rank 0: given both sides' pending bytes and recent copy work, and whether the job
+//            shares cores, which side copies what; the recent work's decay. No timing involved.
 // Every part ends with every rank's load counter at zero (ddt_comm_get_load). Rank 0 prints
 // "protocol_test: N passed, M failed".
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -22,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/shm/protocol.hpp"  // the choice is a pure function: tested as one (part_rule)
 #include "ddtkit.h"
 #include "job_tally.hpp"
 
@@ -154,10 +159,16 @@ void part_table2() {
     check(ddt_comm_set_protocol(setting) == DDT_SUCCESS, "set_protocol(%d)", setting);
     for (int c = kSend; c <= kIrsend; ++c)
       for (bool rb : {true, false}) {
-        const int got = transfer(static_cast<Call>(c), rb, n, block, ++seed);
         // HYBRID: isend/irecv (and the other non-blocking pairs) by the loads, COOP when idle.
-        int want = table2(static_cast<Call>(c), rb);
         const bool nonblocking_pair = !rb && (c == kIsend || c == kIssend || c == kIrsend);
+        // Idle: COOP-load's loads count the copies of the last few tens of ms too (protocol.cpp's
+        // kLoadDecayNs); ten time constants leave under 1/20000 of them, far inside the band.
+        if (setting == DDT_PROTO_HYBRID && nonblocking_pair) {
+          usleep(static_cast<useconds_t>(10 * ddt::shm::kLoadDecayNs / 1000));
+          barrier();
+        }
+        const int got = transfer(static_cast<Call>(c), rb, n, block, ++seed);
+        int want = table2(static_cast<Call>(c), rb);
         if (setting == DDT_PROTO_HYBRID && nonblocking_pair) want = DDT_PROTO_COOP;
         if (g_rank == 1)
           check(got == want, "%s, %s/%s: moved by %s, Table II says %s", setting == DDT_PROTO_HYBRID ? "HYBRID" : "COOP_COLL",
@@ -286,6 +297,72 @@ void part_load(uint64_t seed) {
   check(t.copies > 0 && t.copy_bytes > 0, "load: no copies counted (%lld)", (long long)t.copies);
 }
 
+// ---- rule: COOP-load's choice, as a pure function -----------------------------------------------
+
+void part_rule() {
+  g_part = "rule";
+  using ddt::shm::Ask;
+  using ddt::shm::Choice;
+  namespace shm = ddt::shm;
+  const int64_t n = int64_t{1} << 20;
+  const int64_t band = n * shm::kLoadSplitBandNum / shm::kLoadSplitBandDen;
+  auto ask = [&](int setting, bool shared, int64_t ls, int64_t lp, int64_t hs, int64_t hp) {
+    Ask a{};
+    a.setting = setting, a.n = n, a.avg_piece = n, a.chunk_min = -1;
+    a.load_self = ls, a.load_peer = lp, a.hist_self = hs, a.hist_peer = hp, a.shared_cores = shared;
+    return shm::choose(a);
+  };
+  auto expect = [&](const char* what, const Choice& c, int proto, int64_t split) {
+    check(c.proto == proto && c.split == split, "%s: proto %d split %lld, expected proto %d split %lld", what, c.proto,
+          (long long)c.split, proto, (long long)split);
+  };
+  for (int setting : {DDT_PROTO_COOP_LOAD, DDT_PROTO_HYBRID}) {  // HYBRID's isend/irecv: the same rule
+    for (bool shared : {true, false}) {
+      // Idle and even: both copy half.
+      expect("even, idle", ask(setting, shared, 0, 0, 0, 0), DDT_PROTO_COOP, n / 2);
+      expect("even, busy", ask(setting, shared, n, n, 5 * n, 5 * n), DDT_PROTO_COOP, n / 2);
+      // More than a whole message apart: the less loaded side copies it all, whichever quantity
+      // (pending or recent) makes the difference.
+      expect("peer busier (pending)", ask(setting, shared, 0, 2 * n, 0, 0), DDT_PROTO_RGET, n);
+      expect("peer busier (recent)", ask(setting, shared, 0, 0, n, 3 * n), DDT_PROTO_RGET, n);
+      expect("self busier (recent)", ask(setting, shared, 0, 0, 4 * n, 2 * n), DDT_PROTO_RPUT, 0);
+      expect("self busier (both)", ask(setting, shared, n / 2, 0, n, 0), DDT_PROTO_RPUT, 0);
+      // Within the band: both, in proportion (the receiver x = (n + d) / 2, cut to a cache line).
+      const int64_t d = band / 2;
+      expect("within the band", ask(setting, shared, 0, 0, 7 * n, 7 * n + d), DDT_PROTO_COOP, ((n + d) / 2) & ~int64_t{63});
+      // Negative readings (a torn or hostile counter) count as 0.
+      expect("negative readings", ask(setting, shared, -n, 0, -n, 0), DDT_PROTO_COOP, n / 2);
+    }
+    // Between the band and a whole message: the whole copy where processes share cores (no idle
+    // core for a second share: seed 002's rule, and the copy counts balance), in proportion
+    // where each has a core (both copy at once).
+    const int64_t d = n / 4;
+    expect("n/4 apart, shared cores", ask(setting, true, 0, 0, 0, d), DDT_PROTO_RGET, n);
+    expect("n/4 apart, shared cores, self busier", ask(setting, true, 0, 0, d, 0), DDT_PROTO_RPUT, 0);
+    expect("n/4 apart, own cores", ask(setting, false, 0, 0, 0, d), DDT_PROTO_COOP, ((n + d) / 2) & ~int64_t{63});
+    expect("n/4 apart, own cores, self busier", ask(setting, false, 0, d, d + d, 0), DDT_PROTO_COOP,
+           ((n - 2 * d + d) / 2) & ~int64_t{63});
+    expect("at the band, shared cores", ask(setting, true, 0, 0, 0, band), DDT_PROTO_RGET, n);
+  }
+  // HYBRID: a blocking side decides by Table II whatever the loads; a small message is RGET's.
+  Ask a{};
+  a.setting = DDT_PROTO_HYBRID, a.n = n, a.avg_piece = n, a.chunk_min = -1, a.recv_blocking = true;
+  a.hist_self = 8 * n, a.shared_cores = true;
+  expect("HYBRID isend/recv, self busier", shm::choose(a), DDT_PROTO_RGET, n);
+  a.recv_blocking = false, a.n = shm::kCoopMinBytes / 2, a.avg_piece = a.n;
+  expect("HYBRID small isend/irecv, self busier", shm::choose(a), DDT_PROTO_RGET, a.n);
+  // The decay: none at dt <= 0, e^-1 at one time constant, monotone, never negative.
+  check(shm::decayed(n, 0) == n && shm::decayed(n, -5) == n && shm::decayed(-n, 10) == 0 && shm::decayed(0, 10) == 0,
+        "decayed at dt <= 0, or of bytes <= 0");
+  const int64_t one = shm::decayed(n, shm::kLoadDecayNs);
+  check(one >= n * 367 / 1000 && one <= n * 368 / 1000, "decayed over one time constant: %lld of %lld", (long long)one,
+        (long long)n);
+  check(shm::decayed(n, shm::kLoadDecayNs / 2) > one && shm::decayed(n, 2 * shm::kLoadDecayNs) < one &&
+            shm::decayed(n, 100 * shm::kLoadDecayNs) == 0,
+        "decayed is not decreasing in time");
+  check(shm::decayed(INT64_MAX, 1) > 0 && shm::decayed(INT64_MAX, INT64_MAX) == 0, "decayed at the extremes");
+}
+
 // ---- chunks and the second engine --------------------------------------------------------------
 
 void part_chunks() {
@@ -347,5 +424,6 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "modes") part_modes();
   if (only.empty() || only == "load") part_load(7);
   if (only.empty() || only == "chunks") part_chunks();
+  if ((only.empty() || only == "rule") && g_rank == 0) part_rule();
   return jobtest::close(g_size);
 }
