@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "layout/layout.hpp"
+#include "layout/recycle.hpp"
 
 namespace ddt {
 
@@ -18,9 +19,19 @@ using Placed = Entry;
 
 class Builder {
  public:
-  // local_passes = false makes every canonicalisation pass walk the whole list (the reference
-  // behaviour that tests compare the windowed passes against); the result is the same.
-  explicit Builder(bool local_passes = true) : local_passes_(local_passes) {}
+  // local_passes = false makes every canonicalisation pass walk the whole list, and every scan
+  // for dirty items test each item exactly (the reference behaviour that tests compare the
+  // windowed passes, the rescans of what changed and the scan's filter against); the result is
+  // the same. The arrays start with room for a few nodes and imports: a type of a few
+  // constructors has a few, and growing them 1, 2, 4, 8 made allocation most of a small type's
+  // commit (WRF_x_vec's create + commit + free: 50.5k instructions, 35k now, with finish()'s
+  // scratch on the stack and imports memoised in a list).
+  explicit Builder(bool local_passes = true) : local_passes_(local_passes) {
+    nodes_.reserve(8);
+    facts_.reserve(8);
+    imported_.reserve(4);
+    maps_.reserve(16);
+  }
   // The layout of a child type in this builder (memoised per source). Its nodes are interned;
   // its tables are not copied but read in place from src (shared tables, see builder.cpp), so
   // src must outlive the builder.
@@ -28,7 +39,10 @@ class Builder {
   Placed block(int64_t len);
   // Room for this many table entries' prefix sums. The entries themselves need no reservation:
   // the largest table is usually the list a seq() ends with, which becomes the table in place.
-  void reserve(size_t entries) { prefix_.reserve(entries); }
+  void reserve(size_t entries) {
+    if (prefix_.empty() && prefix_.capacity() < entries) prefix_ = Recycled<int64_t>::take(entries);
+    prefix_.reserve(entries);
+  }
   Placed shift(Placed p, int64_t by) const { p.disp += by; return p; }
   // count copies of p, copy i displaced by i*stride.
   Placed vec(int64_t count, int64_t stride, Placed p);
@@ -42,17 +56,25 @@ class Builder {
   int error() const { return error_; }
 
  private:
-  // Interns n, whose structural hash is h and depth d. A Seq's entries (and their prefix sums)
-  // are the last n.count of entries_, appended by the caller, and dropped again when an equal
-  // node exists already; or, when n.child < 0, a shared table (nothing to append or drop).
-  int64_t intern(Node n, uint64_t h, int d);
+  // Interns n, whose facts (structural hash, depth, settled) are f. A Seq's entries (and their
+  // prefix sums) are the last n.count of entries_, appended by the caller, and dropped again when
+  // an equal node exists already; or, when n.child < 0, a shared table (nothing to append or
+  // drop). Settled is a property of the structure: an equal node found is settled if either is.
+  int64_t intern(Node n, Facts f);
   bool same(int64_t idx, const Node& n) const;
-  // The ranges [first, second) of items that the next pass must look at (see builder.cpp);
-  // false when there are none: the items are settled.
-  bool find_windows(const std::vector<Placed>& items, std::vector<std::pair<size_t, size_t>>& windows) const;
+  // Ranges [first, second) of items: the windows that the next pass must look at, or the ranges
+  // that a pass rewrote (see builder.cpp).
+  using Ranges = std::vector<std::pair<size_t, size_t>>;
+  // The windows of items (see builder.cpp), into w; false when there are none: the items are
+  // settled. With rewritten (sorted, from the pass that just ran), only the items whose dirt
+  // that pass can have changed are looked at again; the windows are the same as a full scan's.
+  bool find_windows(const std::vector<Placed>& items, const Ranges* rewritten, Ranges& w) const;
+  // Adds the windows of the dirty items among items[from, to) to w.
+  void scan(const std::vector<Placed>& items, size_t from, size_t to, Ranges& w) const;
   // The SEQ of canonical items (at least two), written, summed, bounded and hashed in one pass.
-  // items may be taken over as the entry array (then left empty).
-  Placed table(std::vector<Placed>& items);
+  // items may be taken over as the entry array (then left empty). settled: the passes found no
+  // dirty item in them (see Facts).
+  Placed table(std::vector<Placed>& items, bool settled = false);
   // Entry k of Seq node n, its node in this builder's numbering (n may be a shared table).
   Entry entry(const Node& n, int64_t k) const {
     if (n.child >= 0) return entries_[n.child + k];
@@ -76,12 +98,16 @@ class Builder {
   std::vector<int64_t> maps_;  // the imported layouts' node translations, one after another
   std::vector<Entry> entries_;
   std::vector<int64_t> prefix_;  // parallel to entries_
-  std::vector<int> depth_;
-  // Hash-consing: open addressing over node indices (-1 = empty), keyed by a structural hash.
-  // Constructors intern a node per table entry, so this must cost no allocation per lookup.
+  std::vector<Facts> facts_;     // parallel to nodes_
+  // Hash-consing: open addressing over node indices (-1 = empty), keyed by the structural hash
+  // (facts_, which also grows the table without rehashing entries). Constructors intern a node
+  // per table entry, so this must cost no allocation per lookup.
   std::vector<int64_t> slots_;
-  std::vector<uint64_t> hashes_;  // per node, to grow the table without rehashing entries
-  std::unordered_map<const Layout*, Placed> imported_;
+  // Imports, memoised per source: a short list searched in order (a type has a few children),
+  // and past kImportList a hash map as well, so that a struct of many types stays linear.
+  static constexpr size_t kImportList = 16;
+  std::vector<std::pair<const Layout*, Placed>> imported_;
+  std::unordered_map<const Layout*, Placed> imported_index_;
   int error_ = 0;
   bool local_passes_;
 };

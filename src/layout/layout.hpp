@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "layout/recycle.hpp"
+
 namespace ddt {
 
 enum class Kind : uint8_t { Block = 0, Vec = 1, Seq = 2 };
@@ -41,10 +43,37 @@ struct Entry {
   int64_t node = -1;
 };
 
+// What the builder knows of a node besides its fields (builder.cpp): its structural hash, a
+// function of the node's structure alone (not of node numbers, so it holds in any builder), its
+// depth; for a table, whether it is settled (every entry a block, none touching the next, no
+// three of one block evenly spaced: no canonical pass changes a list of its entries) and whether
+// it is uniform (every entry names one node: an index list). Not part of the canonical form:
+// neither encoded nor hashed nor compared.
+struct Facts {
+  uint64_t hash = 0;
+  int32_t depth = 0;
+  bool settled = false;
+  bool uniform = false;
+};
+
 struct Layout {
   std::vector<Node> nodes;
   std::vector<Entry> entries;
   std::vector<int64_t> prefix;  // per entry: packed bytes of its Seq before it
+  // Per node, from the builder that made the layout, so that a type built from this one imports
+  // it without reading its tables (a table of 10^4 entries was hashed entry by entry on every
+  // import); empty where the layout was read by deserialize, and then recomputed on import.
+  std::vector<Facts> facts;
+  Layout() = default;
+  Layout(const Layout&) = default;
+  Layout(Layout&&) = default;
+  Layout& operator=(const Layout&) = default;
+  Layout& operator=(Layout&&) = default;
+  // The long arrays go back to recycle.hpp for the next layout built on this thread.
+  ~Layout() {
+    Recycled<Entry>::give(entries);
+    Recycled<int64_t>::give(prefix);
+  }
   int64_t root = -1;  // -1: no data
   int64_t disp = 0;   // position of the root relative to the buffer
   int64_t size() const { return root < 0 ? 0 : nodes[root].size; }

@@ -33,16 +33,18 @@ int table(int combiner, int64_t count, const int64_t* bls, int64_t bl_all, const
     if (bls)
       for (int64_t i = 0; i < count; ++i)
         if (bls[i] < 0) return static_cast<int>(DDT_ERR_COUNT);
-    std::vector<int64_t> ints{count}, addrs;
-    ints.reserve(2 + (bls ? count : 0) + (bytes ? 0 : count));
+    std::vector<int64_t> ints = ddt::Recycled<int64_t>::take(2 + (bls ? count : 0) + (bytes ? 0 : count)), addrs;
+    ints.push_back(count);
     if (bls)
       ints.insert(ints.end(), bls, bls + count);
     else
       ints.push_back(bl_all);
-    if (bytes)
+    if (bytes) {
+      addrs = ddt::Recycled<int64_t>::take(count);
       addrs.assign(displs, displs + count);
-    else
+    } else {
       ints.insert(ints.end(), displs, displs + count);
+    }
     const ddt::Table tab{count, bls, bl_all, displs, bytes ? 1 : oldtype->extent(), nullptr, oldtype};
     return ddt::derive(tab, false, combiner, std::move(ints), std::move(addrs), {oldtype}, newtype);
   });

@@ -55,6 +55,8 @@ struct ddt_type_s {
 
   ~ddt_type_s() {
     if (const void* p = plan.load(std::memory_order_acquire)) drop_plan.load(std::memory_order_relaxed)(p);
+    ddt::Recycled<int64_t>::give(ints);  // (an index list's contents: layout/recycle.hpp)
+    ddt::Recycled<int64_t>::give(addrs);
   }
 
   int64_t extent() const { return ub - lb; }

@@ -5,10 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "ddtkit.h"
+
 #include "layout/builder.hpp"
+#include "layout/codec.hpp"
 
 namespace {
 
@@ -126,5 +131,88 @@ TEST(Commit, ImportedTableIsSharedAndFlattened) {
     ASSERT_EQ(a.node, b.node);
     ddt::Placed one = parent.seq({a});
     expect_same(*parent.finish(one), *L);
+  }
+}
+
+namespace {
+
+// A child layout from a random list (its tables settled or not, by chance).
+std::shared_ptr<const ddt::Layout> child_layout(std::mt19937_64& rng, bool with_runs) {
+  ddt::Builder b;
+  std::vector<ddt::Placed> ps;
+  for (const Item& it : random_list(rng, with_runs)) ps.push_back(make(b, it));
+  return b.finish(b.seq(ps));
+}
+
+// The layout read back from its encoding: the same nodes and entries, without the builder's
+// facts (layout.hpp), which an import then recomputes.
+std::shared_ptr<const ddt::Layout> reread(const ddt::Layout& L) {
+  std::string bytes;
+  ddt::encode_layout(L, bytes);
+  auto out = std::make_shared<ddt::Layout>();
+  ddt::Reader r(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int64_t>(bytes.size()));
+  EXPECT_EQ(ddt::decode_layout(r, *out), DDT_SUCCESS);
+  EXPECT_TRUE(out->facts.empty());
+  return out;
+}
+
+}  // namespace
+
+// Tables imported from finished layouts and inlined into a parent's list (a struct of index
+// lists): the parent's scan looks again only near the ends of the settled tables it inlined, and
+// the child's facts replace reading its tables. Placed so that members touch, continue each
+// other's runs, repeat, and sit near the int64 limits, the result must be that of passes that
+// scan every item exactly, every time.
+TEST(Commit, InlinedSettledTablesMatchWholeListPasses) {
+  std::mt19937_64 rng(5);
+  auto pick = [&](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
+  for (int t = 0; t < 3000; ++t) {
+    SCOPED_TRACE(t);
+    std::vector<std::shared_ptr<const ddt::Layout>> kids;
+    for (int64_t k = 0, m = 1 + pick(3); k < m; ++k) {
+      auto L = child_layout(rng, pick(2) == 0);
+      if (L->root < 0) continue;
+      kids.push_back(pick(4) == 0 ? reread(*L) : L);
+    }
+    if (kids.empty()) continue;
+    ddt::Builder windowed(true), whole(false);
+    std::vector<ddt::Placed> pw, ph;
+    int64_t disp = pick(1000) - 500;
+    if (pick(3) == 0) disp += (int64_t{1} << 61) - 4096;  // tables on both sides of the limit of clean ones
+    if (pick(16) == 0) disp = INT64_MAX - 20000 + pick(10000);  // and past int64: both report the overflow
+    for (int64_t k = 0, m = 1 + pick(6); k < m; ++k) {
+      const auto& L = kids[pick(static_cast<int64_t>(kids.size()))];
+      const ddt::Node& r = L->nodes[L->root];
+      int64_t at, next;  // the member's position (the builder's shift does not check), the next one's
+      const int64_t step = pick(4) == 0 ? r.hi : (pick(2) ? r.hi + 4 * pick(3) : r.hi - r.lo + 1 + pick(200));
+      if (__builtin_add_overflow(disp, L->disp, &at) || __builtin_add_overflow(disp, step, &next)) break;
+      ddt::Placed a = windowed.import(*L), b = whole.import(*L);
+      pw.push_back(windowed.shift(a, disp)), ph.push_back(whole.shift(b, disp));
+      disp = next;  // touching this member, one of its entries' steps on, or apart
+      if (pick(8) == 0 && disp < INT64_MAX - 8) {  // a single block between members
+        pw.push_back(windowed.shift(windowed.block(4), disp)), ph.push_back(whole.shift(whole.block(4), disp));
+        disp += 4 + pick(2) * 4;
+      }
+    }
+    ddt::Placed rw = windowed.seq(pw), rh = whole.seq(ph);
+    ASSERT_EQ(windowed.error(), whole.error());
+    if (windowed.error()) continue;
+    expect_same(*windowed.finish(rw), *whole.finish(rh));
+    if (HasFatalFailure()) return;
+  }
+}
+
+// A layout and its copy read back by deserialize import as one node: the structural hash kept
+// in a built layout's facts is the one an import computes for a layout without them.
+TEST(Commit, ReadBackLayoutImportsAsItsSource) {
+  std::mt19937_64 rng(9);
+  for (int t = 0; t < 500; ++t) {
+    auto L = child_layout(rng, true);
+    if (L->root < 0) continue;
+    auto R = reread(*L);
+    ddt::Builder b;
+    const ddt::Placed x = b.import(*L), y = b.import(*R);
+    ASSERT_EQ(x.node, y.node) << t;
+    ASSERT_EQ(x.disp, y.disp) << t;
   }
 }
