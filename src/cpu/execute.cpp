@@ -161,7 +161,7 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
     const ddt::NestShape x(p, count);
     return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq);
   }
-  if (p.shape == ddt::Shape::Parts) return ddt::parts<Gather>(p, count, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
+  if (p.shape == ddt::Shape::Parts) return ddt::parts<Gather>(p, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
   const bool stream = hi - lo >= ddt::kStreamBytes;
   if (p.shape == ddt::Shape::List) {
     const ddt::Layout& L = *type->layout;

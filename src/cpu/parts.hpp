@@ -14,8 +14,7 @@
 namespace ddt {
 
 template <bool Gather>
-inline void parts(const Plan& p, int64_t count, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  (void)count;  // [lo, hi) lies within count elements: the caller checked it
+inline void parts(const Plan& p, uintptr_t base, int64_t lo, int64_t hi, char* seq) {  // [lo, hi): checked by the caller
   int64_t k = lo / p.size, off = lo - k * p.size;  // element k, from its stream byte off
   while (lo < hi) {
     const uintptr_t element = base + static_cast<uintptr_t>(k * p.extent);

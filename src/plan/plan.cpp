@@ -11,6 +11,16 @@ namespace ddt {
 
 namespace {
 
+// The end of the run of entries naming the same node as e[j], among e[0, count): a table the
+// builder knows to be of one node (uniform) is one run, found without reading it.
+int64_t run_end(const Entry* e, int64_t j, int64_t count, bool uniform) {
+  if (uniform) return count;
+  const int64_t node = e[j].node;
+  int64_t k = j + 1;
+  while (k != count && e[k].node == node) ++k;
+  return k;
+}
+
 // The layout's node as a run (layout.hpp's as_run over the entry array).
 bool as_run(const Layout& L, const Node& x, int64_t& n, int64_t& stride, int64_t& child) {
   return ddt::as_run(x, [&](int64_t i) { return L.entries[x.child + i]; }, n, stride, child);
@@ -108,14 +118,7 @@ void profile_node(const Layout& L, Profile& pr, size_t i) {
     const bool uniform = L.facts.size() == L.nodes.size() && L.facts[i].uniform;
     for (int64_t e = 0; e < n.count;) {
       const int64_t node = en[e].node, lo = L.nodes[node].lo, hi = L.nodes[node].hi;
-      int64_t f = e + 1;  // the run [e, f) of this node (a table of one node: all of it)
-      if (uniform) {
-        f = n.count;
-      } else {
-        const Entry *q = en + f, *stop = en + n.count;
-        while (q != stop && q->node == node) ++q;
-        f = q - en;
-      }
+      const int64_t f = run_end(en, e, n.count, uniform);  // the run [e, f) of this node
       b = plus(b, times(f - e, pr.blocks[node]));
       a &= pr.up[node] != 0;
       for (; e < f; ++e) {
@@ -151,17 +154,9 @@ bool list(const Layout& L, const Profile& pr, Plan& p) {
   for (int64_t j = 0; j < x.count;) {
     const int64_t node = e[j].node;
     const Node& n = L.nodes[node];
-    int64_t k = j + 1;  // the run [j, k): every entry of one block, or a single other entry
-    if (n.kind == Kind::Block) {
-      if (uniform) {
-        k = x.count;
-      } else {
-        const Entry *q = e + k, *stop = e + x.count;
-        while (q != stop && q->node == node) ++q;
-        k = q - e;
-      }
-      blocks += k - j;
-    }
+    // the run [j, k): every entry of one block, or a single other entry
+    const int64_t k = n.kind == Kind::Block ? run_end(e, j, x.count, uniform) : j + 1;
+    if (n.kind == Kind::Block) blocks += k - j;
     p.segments.push_back({j, k - j, n.kind == Kind::Block ? n.size : 0, node});
     root_blocks = plus(root_blocks, times(k - j, pr.blocks[node]));
     ascending &= pr.up[node] != 0;
