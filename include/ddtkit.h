@@ -336,7 +336,10 @@ int ddt_comm_barrier(void); /* returns once every process of the job has entered
  * processes of the job map read-only on first use, the descriptor passed over a Unix socket
  * (SCM_RIGHTS: no ptrace rights needed). A rendezvous whose send buffer lies in this heap is
  * copied by the receiver with plain loads from the mapping, straight from the sender's layout
- * into its own: one copy, no system call per piece. ddt_alloc works before ddt_comm_init.
+ * into its own: one copy, no system call per piece. Where a protocol gives the sender a share
+ * (RPUT, COOP) and the receive lies in the receiver's heap, the sender writes it through a
+ * writable mapping of that one segment, the receive's span checked to lie inside it (the same
+ * trust as CMA's process_vm_writev, without ptrace rights). ddt_alloc works before ddt_comm_init.
  * ddt_free of memory a send still uses is the caller's error, as in MPI. */
 int ddt_alloc(int64_t bytes, void **ptr);   /* 64-byte aligned; *ptr = NULL on failure */
 int ddt_free(void *ptr);                    /* NULL is allowed; DDT_ERR_ARG for foreign pointers */
@@ -382,12 +385,14 @@ int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* c
  *     bytes, R = its bandwidth over the core's (ddt_comm_set_engine_ratio, default 1).
  *   HYBRID (the default): COOP_COLL where a blocking call decides, COOP_LOAD where neither side
  *     blocks (isend/irecv), RGET where the sender's share would be short pieces written by CMA
- *     (its cost per piece exceeds a second core's gain) or the message is too small to pay for
- *     the CTS round trip, chunked above the chunking threshold. Thresholds and the measurements
- *     that chose them are beside the code (src/shm/protocol.cpp).
- * Every protocol but RGET needs CMA (the heap is mapped read-only by peers) and a layout
- * exchange (memoized, descriptor); where CMA is refused, with DDT_MECH_PIPE, or with the naive
- * and pipelined exchanges, the transfer runs as RGET. DDTKIT_PROTOCOL=rget|rput|coop|coll|load|
+ *     (its cost per piece exceeds a second core's gain; a share written through the receive's
+ *     heap segment has no such bound) or the message is too small to pay for the CTS round
+ *     trip, chunked above the chunking threshold. Thresholds and the measurements that chose
+ *     them are beside the code (src/shm/protocol.cpp).
+ * Every protocol but RGET needs a way for the sender to write the receive (the receive in the
+ * receiver's heap with DDT_MECH_AUTO or HEAP, else CMA) and a layout exchange (memoized,
+ * descriptor); without one, with DDT_MECH_PIPE, or with the naive and pipelined exchanges, the
+ * transfer runs as RGET. DDTKIT_PROTOCOL=rget|rput|coop|coll|load|
  * chunked|hca|hybrid sets it at init. DDT_ERR_ARG for another value, DDT_ERR_COMM before
  * ddt_comm_init. */
 enum {
@@ -445,6 +450,9 @@ typedef struct {
    * 002's figure 17 counts these per rank); copy_bytes: their stream bytes; chunks: chunks the
    * chunked copies were cut into; engine_bytes: bytes the second copy engine moved (COOP_HCA). */
   int64_t copies, copy_bytes, chunks, engine_bytes;
+  /* sender: RPUT and COOP shares this process wrote through its mapping of the receive's heap
+   * segment (the receive lies in the receiver's ddt_alloc heap), and by CMA (process_vm_writev). */
+  int64_t shares_heap, shares_cma;
 } ddt_comm_times;
 int ddt_comm_get_times(ddt_comm_times *t);
 

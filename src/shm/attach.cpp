@@ -131,6 +131,16 @@ const Attachment* Attacher::find(int peer, uint64_t id) {
   return it == table_.end() ? nullptr : &it->second;
 }
 
+const Attachment* Attacher::writable(int peer, uint64_t id) {
+  if (!find(peer, id)) return nullptr;
+  Attachment& at = table_[{peer, id}];
+  if (!at.writable) {
+    if (mprotect(const_cast<char*>(at.local), static_cast<size_t>(at.size), PROT_READ | PROT_WRITE) != 0) return nullptr;
+    at.writable = true;
+  }
+  return &at;
+}
+
 void Attacher::drop(int peer, uint64_t id) {
   receive();  // a descriptor still queued for it is mapped and dropped with it
   auto it = table_.find({peer, id});

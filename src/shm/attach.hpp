@@ -5,6 +5,12 @@
 // and the rank. An owner sends a segment's memfd there with SCM_RIGHTS, before the first message
 // that names the segment (so it has arrived when that message is read); the receiver maps it
 // read-only on first use and keeps the mapping until the owner says it has freed the segment.
+// A receiver whose buffer lies in its heap sends that segment the same way before a CTS that
+// gives the sender a share (RPUT, COOP): the sender makes its mapping writable (writable()) and
+// writes its share through it with plain stores, as the receiver reads. Only a segment a CTS has
+// named is ever made writable, and only the receive's bytes are written (the receive's layout,
+// address and count are checked against the segment first, rendezvous.cpp). The trust is no
+// wider than CMA's (process_vm_writev by the same user), and it needs no ptrace rights.
 //
 // Trust: anyone on the host can send to an abstract socket, so every datagram is checked: the
 // kernel-supplied credentials (SO_PASSCRED) must be this user's and the pid the job registered for
@@ -25,6 +31,7 @@ struct Attachment {
   const char* local = nullptr;  // this process's mapping of the segment
   uintptr_t owner_base = 0;     // the segment's address in its owner
   int64_t size = 0;
+  bool writable = false;        // mapped for writing too (writable())
   // The local address of the owner's [addr, addr + len), or null if that is not inside.
   const char* translate(uintptr_t addr, uint64_t len) const {
     if (addr < owner_base || addr - owner_base > static_cast<uint64_t>(size) ||
@@ -44,6 +51,9 @@ class Attacher {
   bool send(int peer, const SegmentRef& seg);
   // Peer's segment id, mapped: from the table, else from the datagrams that have arrived.
   const Attachment* find(int peer, uint64_t id);
+  // The same, its mapping made writable (once: mprotect); null when it cannot be (not arrived, or
+  // the descriptor was not opened for writing).
+  const Attachment* writable(int peer, uint64_t id);
   void drop(int peer, uint64_t id);
 
  private:

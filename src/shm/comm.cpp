@@ -192,7 +192,7 @@ Emit emit(int dest, Outgoing& o) {
       break;
     case kCts:  // with kPut or kCoop, the receive's layout follows as a body
       if (o.body_sent < 0) {
-        h.id = o.id, h.id2 = r->id, h.flags = o.flags;
+        h.id = o.id, h.id2 = r->id, h.flags = o.flags, h.seg = o.seg;
         if (o.flags & (kPut | kCoop)) {
           h.addr = reinterpret_cast<uintptr_t>(r->rbuf), h.count = r->count, h.offset = r->split;
           // The sender's share, counted in its load counter as the CTS that gives it goes out

@@ -13,15 +13,21 @@ namespace ddt::shm {
 // kCoopMinBytes: COOP's CTS round trip (the sender's share waits for it) and its second FIN cost
 // a few microseconds; a second core's half of the copy saves n / 2 at one core's copy rate
 // (about 12.5 GB/s here: 10 us per 128 KiB). The protocol sweep (bench/protocol_sweep.hpp,
-// 2 ranks, heap buffers, window of 4; at 7282b30) puts the crossing between 128 and 512 KiB:
-// RGET / COOP 7.90 / 5.75 GB/s at 32 KiB, 20.9 / 18.1 at 128 KiB, 34.8 / 41.4 at 512 KiB,
-// 25.7 / 48.6 at 1 MiB (contiguous; the 16 KiB-block vector alike: 20.4 / 18.0, 36.2 / 37.3).
+// 2 ranks, heap buffers, window of 4) puts the crossing between 128 and 512 KiB. With the
+// sender's share written by CMA (at 7282b30), RGET / COOP 7.90 / 5.75 GB/s at 32 KiB, 20.9 / 18.1
+// at 128 KiB, 34.8 / 41.4 at 512 KiB, 25.7 / 48.6 at 1 MiB (contiguous). With the share written
+// through the receive's heap segment (this machine on a noisy day, one run): 6.9 / 7.5 at
+// 128 KiB, 15.7 / 16.3 at 512 KiB, 19.9 / 26.7 at 1 MiB, 23.5 / 48.3 at 4 MiB; half round trips
+// 14.6 / 16.3 us at 32 KiB, 19.8 / 20.6 at 128 KiB, 40.5 / 36.4 at 512 KiB, 55.4 / 43.7 at 1 MiB.
 const int64_t kCoopMinBytes = int64_t{256} << 10;
 // kCmaWriteMinPiece: a process_vm_writev costs about 1-1.5 us per call and 0.35 us per piece
 // (issue 10's measurement on this machine kind: 0.49-0.54 us per piece through the whole
 // transfer at a846d81), while the receiver's heap read of the same piece costs a cache line or
-// a few: a sender's share pays only where pieces are some KiB long. The same bound as the
-// receiver's CMA read (rendezvous.cpp, kCmaMinPiece).
+// a few: a sender's share by CMA pays only where pieces are some KiB long. The same bound as the
+// receiver's CMA read (rendezvous.cpp, kCmaMinPiece). A share written through the receive's heap
+// segment (Ask::heap_write) costs what the receiver's heap read of it does, so no bound there:
+// the 2 MiB vector of 128 B blocks, half round trip, HYBRID (COOP) / RGET: 88 / 196 us, 1 KiB
+// blocks 73 / 142 us, 64 KiB 61 / 94 us (one run each, back to back).
 const int64_t kCmaWriteMinPiece = 4096;
 // COOP-chunked: a chunk costs one look at every peer's ring (tens of ns when nothing came) and,
 // for CMA, one more system call; 1 MiB chunks (80 us at one core's copy rate) keep a control
@@ -131,7 +137,7 @@ Choice choose(const Ask& a) {
       c.engine = true;
       return c;
     default:  // HYBRID
-      if (a.n < kCoopMinBytes || a.avg_piece < kCmaWriteMinPiece) c = of(DDT_PROTO_RGET, a.n, a.n);
+      if (a.n < kCoopMinBytes || (!a.heap_write && a.avg_piece < kCmaWriteMinPiece)) c = of(DDT_PROTO_RGET, a.n, a.n);
       else if (a.send_blocking || a.recv_blocking || a.send_mode == DDT_SEND_BUFFERED)
         c = of(table2(a.send_blocking, a.send_mode, a.recv_blocking), a.n, a.n / 2);
       else c = balance(a);

@@ -19,6 +19,8 @@ struct Ask {
   int64_t chunk_min;    // ddt_comm_set_chunking's threshold (< 0: never)
   int64_t hist_self, hist_peer;  // the bytes each copied lately, decayed (decayed() below)
   bool shared_cores;    // the job has more processes than this machine has cores
+  bool heap_write;      // the receive lies in this process's heap: the sender's share goes through
+                        // its mapping (plain stores), not by CMA
 };
 
 // The protocol chosen: DDT_PROTO_RGET, RPUT or COOP, the receiver's share [0, split) (n for

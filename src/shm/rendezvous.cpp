@@ -17,10 +17,12 @@
 //   cma    process_vm_readv with both sides' piece lists, at most 1024 pieces a call;
 //   pipe   CTS, and the sender packs the stream into data cells that the receiver unpacks.
 // Protocol, chosen by the receiver (ddt_comm_set_protocol; see "the protocols" below): RGET,
-// the above; RPUT, the sender writes the receive by CMA; COOP-p2p, both copy a half at once.
-// Every address that arrives from the sender is checked before it is read: a layout's whole span
-// (true bounds over count elements) must lie inside the segment it names, and with an iov
-// exchange every piece must; with CMA the kernel checks them against the sender's mappings.
+// the above; RPUT, the sender writes the receive; COOP-p2p, both copy a half at once. The sender
+// writes through its mapping of the receive's heap segment when the receive lies in the
+// receiver's heap (the CTS names the segment), else by CMA (process_vm_writev).
+// Every address that arrives from a peer is checked before it is read or written: a layout's
+// whole span (true bounds over count elements) must lie inside the segment it names, and with an
+// iov exchange every piece must; with CMA the kernel checks them against the peer's mappings.
 #include <sched.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -360,12 +362,31 @@ void charge(ddt_request r, int64_t bytes) {
   rt.job->load[rt.rank].bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
+// Receiver: the heap segment that holds every byte receive r may write, or 0; the sender writes
+// its share through it (attach.hpp) instead of by CMA. Only with the heap mechanism allowed
+// (DDT_MECH_AUTO or HEAP). With send, its descriptor goes to peer now if it has not gone yet
+// (before the CTS that names it, so that it has arrived when the CTS is read); 0 if it cannot.
+uint64_t receive_segment(ddt_request r, int peer, bool send) {
+  uintptr_t lo, hi;
+  if (rt.mech == DDT_MECH_PIPE || rt.mech == DDT_MECH_CMA || !rt.attacher.usable() ||
+      !data_span(r->type, reinterpret_cast<uintptr_t>(r->rbuf), r->count, &lo, &hi))
+    return 0;
+  const SegmentRef seg = find_segment(lo, hi, peer);
+  if (!seg.id || !send || seg.sent) return seg.id;
+  if (!rt.attacher.send(peer, seg)) return 0;
+  set_sent(seg.id, peer);
+  return seg.id;
+}
+
 // Receiver: the CTS of an RPUT or COOP receive, its layout named by key and sent when this peer
-// may not have it (with_layout: the sender asked again).
+// may not have it (with_layout: the sender asked again), and the receive's heap segment when it
+// has one (r->wseg, receive_segment()).
 Outgoing put_cts(ddt_request r, int source, bool with_layout) {
   const int64_t t0 = now_ns();
   Outgoing o{kCts, r, r->sid};
   o.flags = (r->proto == DDT_PROTO_COOP ? kCoop : kPut) | (r->chunked ? kChunk : 0u);
+  if (r->wseg) r->wseg = receive_segment(r, source, true);
+  o.seg = r->wseg;
   if (rt.exchange == DDT_EXCHANGE_DESCRIPTOR) {
     o.body = serialized(r->type);
   } else {
@@ -407,8 +428,8 @@ void start_protocol(ddt_request r, int source, const Attachment* seg, ddt_type r
   if (!r->id) r->id = rt.next_id++;
   rt.waiting[r->id] = r;
   enqueue(source, put_cts(r, source, false));  // the sender's share is counted as it goes out
-  if (r->proto == DDT_PROTO_RPUT) {
-    ++rt.times.by_rput, ++rt.times.by_cma;
+  if (r->proto == DDT_PROTO_RPUT) {  // by the mechanism the CTS offered (the heap when it names a segment)
+    ++rt.times.by_rput, ++(r->wseg ? rt.times.by_heap : rt.times.by_cma);
     r->share_done = true;  // the sender writes it all
     return;
   }
@@ -435,6 +456,9 @@ bool move_range(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
   switch (j.kind) {
     case CopyJob::kHeapRead:
       ddt::copy_range(reinterpret_cast<const void*>(j.addr), j.rcount, j.remote, r->rbuf, r->count, r->type, from, to);
+      return true;
+    case CopyJob::kHeapWrite:
+      ddt::copy_range(r->sbuf, r->count, r->type, reinterpret_cast<void*>(j.addr), j.rcount, j.remote, from, to);
       return true;
     case CopyJob::kCmaRead:
       return cma_move(j.peer, false, Side{r->rbuf, r->count, r->type}, j.remote, j.addr, j.rcount, from, to, refused);
@@ -550,7 +574,7 @@ void drop_copies(ddt_request r) {
 
 bool segment_busy(int peer, uint64_t seg) {
   for (const CopyJob& j : rt.copies)
-    if (j.kind == CopyJob::kHeapRead && j.peer == peer && j.seg == seg) return true;
+    if ((j.kind == CopyJob::kHeapRead || j.kind == CopyJob::kHeapWrite) && j.peer == peer && j.seg == seg) return true;
   return false;
 }
 
@@ -637,13 +661,32 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
   const int64_t n = ok ? std::min(s->bytes, total) : 0;
   const int64_t from = (h.flags & kCoop) ? h.offset : 0;
   ok = ok && from >= 0 && from <= n;
-  if (!ok || !rt.cma) {
+  // Through the receiver's heap segment when the CTS names one and this process may use the heap:
+  // every byte of the receive (its layout at its address and count, as the receiver's own
+  // capacity) must lie inside that segment, else the CTS is broken. Else by CMA.
+  uintptr_t dst = 0;
+  if (ok && h.seg && rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable()) {
+    t0 = now_ns();
+    const Attachment* a = rt.attacher.writable(source, h.seg);
+    if (a) {
+      dst = heap_source(*a, remote, h.addr, h.count);
+      ok = dst != 0;
+    }
+    rt.times.attach_ns += now_ns() - t0;
+  }
+  if (!ok || (!dst && !rt.cma)) {
     if (owned) ddt_type_free(&remote);
     return fail(ok ? static_cast<uint32_t>(kRefused) : static_cast<uint32_t>(kFailed));
   }
   s->share_taken = true;
   s->chunked = (h.flags & kChunk) != 0;
-  queue_copy(CopyJob::kCmaWrite, s, source, remote, h.addr, h.count, from, n, 0);
+  if (dst) {
+    ++rt.times.shares_heap;
+    queue_copy(CopyJob::kHeapWrite, s, source, remote, dst, h.count, from, n, h.seg);
+  } else {
+    ++rt.times.shares_cma;
+    queue_copy(CopyJob::kCmaWrite, s, source, remote, h.addr, h.count, from, n, 0);
+  }
   if (owned) ddt_type_free(&remote);  // the job holds its own reference
 }
 
@@ -754,12 +797,14 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   int64_t total = -1;
   if (ddt::stream(remote, r->rcount, 0, &total) != DDT_SUCCESS || total != r->msg) return finish(r, source, false, 0);
   const bool keyed = (h.flags & kHasHash) != 0;
-  // The protocol: RPUT and COOP need CMA (peers map the heap read-only, so a sender cannot write
-  // a receive through it).
+  // The protocol: RPUT and COOP write the sender's share through the receive's heap segment
+  // (receive_segment) or by CMA; with neither, RGET.
   Ask a{};
+  r->wseg = receive_segment(r, source, false);
+  a.heap_write = r->wseg != 0;
   // A passive sender (set_passive_isends) is given no share.
   const bool passive = rt.passive_isends && !(r->send_flags & kBlocking);
-  a.setting = rt.mech == DDT_MECH_PIPE || !rt.cma || passive ? DDT_PROTO_RGET : rt.protocol;
+  a.setting = rt.mech == DDT_MECH_PIPE || (!rt.cma && !a.heap_write) || passive ? DDT_PROTO_RGET : rt.protocol;
   a.send_blocking = (r->send_flags & kBlocking) != 0;
   a.send_mode = (r->send_flags & kBuffered) ? DDT_SEND_BUFFERED : (r->send_flags & kSync) ? DDT_SEND_SYNC
               : (r->send_flags & kReady) ? DDT_SEND_READY : DDT_SEND_STANDARD;

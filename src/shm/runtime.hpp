@@ -36,6 +36,9 @@ struct ddt_request_s {
   // receive, rendezvous: what the sender's RTS said, and for an iov exchange whether it reads
   // through the heap (else CMA) and, when naive, the pieces gathered until the last arrives
   uint64_t sid = 0, raddr = 0, rseg = 0;
+  // receive, RPUT and COOP: the heap segment holding the receive, named in the CTS (0: none), so
+  // that the sender writes its share through it
+  uint64_t wseg = 0;
   int64_t rcount = 0;
   bool via_heap = false, naive = false;
   std::vector<struct iovec> pieces;
@@ -78,7 +81,7 @@ struct Outgoing {
   CellKind kind;
   ddt_request req = nullptr;  // eager, rts, data, iov: the send; cts: the receive
   uint64_t id = 0;            // cts, fin: the sender's request; rts resent: the receive
-  uint64_t seg = 0;           // rts: the heap segment of the send; unmap: the segment freed
+  uint64_t seg = 0;           // rts: the heap segment of the send; cts: of the receive; unmap: freed
   int64_t bytes = 0;          // fin: bytes delivered
   uint32_t flags = 0;
   Hash hash{};
@@ -112,14 +115,16 @@ struct Deferred {
 // the progress engine: whole, or a chunk at a time when chunked, with cells from every peer read
 // between chunks (COOP-chunked). remote is retained by the job (a cache may evict it meanwhile).
 struct CopyJob {
-  enum Kind { kHeapRead, kCmaRead, kCmaWrite } kind;
+  enum Kind { kHeapRead, kCmaRead, kCmaWrite, kHeapWrite } kind;
   ddt_request r;
   int peer;
   ddt_type remote;
-  uint64_t addr;   // heap read: the local address of the sender's buffer in the mapping; CMA: the peer's
+  // heap read / write: the local address of the peer's buffer (the send / the receive) in the
+  // mapping of its segment; CMA: the peer's address
+  uint64_t addr;
   int64_t rcount;
   int64_t from, to, pos;  // stream bytes [from, to); pos: copied up to here
-  uint64_t seg = 0;       // heap read: the peer's segment it reads (kept mapped until the job ends)
+  uint64_t seg = 0;       // heap read / write: the peer's segment (kept mapped until the job ends)
   int error = DDT_SUCCESS;
 };
 
@@ -219,7 +224,7 @@ void run_copies();
 void copy_done(const CopyJob& j, bool ok, bool refused);
 // Removes r's copy jobs (r has failed) and uncounts what it had counted.
 void drop_copies(ddt_request r);
-// Whether a copy job reads the peer's heap segment seg.
+// Whether a copy job reads or writes the peer's heap segment seg.
 bool segment_busy(int peer, uint64_t seg);
 // Sender: a CTS of RPUT or COOP (kPut, kCoop: the receive's layout, address, count and split).
 void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body, int64_t nbody);

@@ -1087,23 +1087,34 @@ int main(int argc, char** argv) {
     const bool dynamic = proto == "hybrid" || proto == "coll" || proto == "load";
     const std::string exch = std::getenv("DDTKIT_EXCHANGE") ? std::getenv("DDTKIT_EXCHANGE") : "memoized";
     const bool iov_exchange = exch == "naive" || exch == "pipelined";
-    // A dynamic protocol's RPUT, and COOP's share of the sender, write by CMA whatever the
-    // mechanism (peers map the heap read-only).
+    // With heap buffers and the heap mechanism allowed, every receive lies in a heap segment that
+    // its CTS names: an RPUT's or COOP's sender writes its share through that segment, and the
+    // receive counts under the heap; elsewhere the sender writes by CMA.
+    const bool heap_recv = g_heap && (m == "heap" || m == "auto");
     const int64_t want = m == "pipe" ? t.by_cells : m == "cma" ? t.by_cma
-                       : (m == "heap" && g_heap) ? (dynamic ? t.by_heap + t.by_cma : t.by_heap)
+                       : (m == "heap" && g_heap) ? t.by_heap
                                                  : t.by_heap + t.by_cma + t.by_cells;
     if (g_small_cache > 0 && g_rank % 2 == 0)
       check(t.layout_requests > 0, "a layout cache of %lld entries never asked for an evicted layout",
             (long long)g_small_cache);
-    // RPUT writes by CMA whatever the mechanism (peers map the heap read-only); COOP's receiver
-    // reads its share as the mechanism says. Both need a layout exchange (memoized, descriptor).
-    const bool put_cma = proto == "rput" && m != "pipe" && iov_exchange == false;
-    if (!put_cma)
+    // RPUT: the sender writes all of it, through the heap or by CMA as above. Both need a layout
+    // exchange (memoized, descriptor).
+    const bool put_only = proto == "rput" && m != "pipe" && iov_exchange == false;
+    if (!put_only)
       check(want == t.receives, "%lld rendezvous receives, %lld by the mechanism expected (heap %lld, cma %lld, cells %lld)",
             (long long)t.receives, (long long)want, (long long)t.by_heap, (long long)t.by_cma, (long long)t.by_cells);
     else
-      check(t.by_cma == t.receives, "rput: %lld rendezvous receives, %lld by CMA (heap %lld, cells %lld)",
-            (long long)t.receives, (long long)t.by_cma, (long long)t.by_heap, (long long)t.by_cells);
+      check((heap_recv ? t.by_heap : t.by_cma) == t.receives, "rput: %lld rendezvous receives, %lld by %s (heap %lld, cma %lld, cells %lld)",
+            (long long)t.receives, (long long)(heap_recv ? t.by_heap : t.by_cma), heap_recv ? "the heap" : "CMA",
+            (long long)t.by_heap, (long long)t.by_cma, (long long)t.by_cells);
+    // This process's shares as a sender went by the mechanism its peers' receives allowed; under
+    // RPUT or COOP forced, every rendezvous send was given one.
+    if (put_only || (proto == "coop" && m != "pipe" && !iov_exchange))
+      check(t.shares_heap + t.shares_cma == t.sends, "%s: %lld rendezvous sends, %lld shares written (heap %lld, cma %lld)",
+            proto.c_str(), (long long)t.sends, (long long)(t.shares_heap + t.shares_cma), (long long)t.shares_heap,
+            (long long)t.shares_cma);
+    check(heap_recv ? t.shares_cma == 0 : t.shares_heap == 0, "sender's shares: %lld through the heap, %lld by CMA, "
+          "expected all %s", (long long)t.shares_heap, (long long)t.shares_cma, heap_recv ? "through the heap" : "by CMA");
     // The protocol forced (DDTKIT_PROTOCOL) is the one that moved every rendezvous receive, where
     // it applies (not with DDTKIT_MECH=pipe or the iov exchanges: those run as RGET).
     const bool applies = m != "pipe" && !iov_exchange;

@@ -11,7 +11,11 @@
 // whose size overflows; 15 a segment never sent and an address that is not mapped (CMA: the
 // kernel refuses); then cells that name no live request (CTS, DATA, IOV, FIN, MORE, unknown
 // kinds), an RTS with an absurd body length (dropped), an UNMAP of the real segment; and after
-// all of it, real messages (tags 16, 17) that must arrive byte for byte.
+// all of it, real messages (tags 16, 17) that must arrive byte for byte. Then the other way
+// round, rank 0 sending (tags 20, 21): rank 1 takes its RTS off the ring itself and answers with
+// an RPUT CTS that names rank 1's real heap segment (its descriptor sent as the runtime would)
+// but a receive whose span runs past the segment's end (20) or starts before it (21): rank 0's
+// send must fail with DDT_ERR_CORRUPT and write nothing into the segment.
 #include <unistd.h>
 
 #include <cstdio>
@@ -61,6 +65,41 @@ CellHeader rts(int tag, uint64_t id, uint64_t addr, int64_t count, uint64_t seg)
   CellHeader h{};
   h.kind = kRts, h.tag = tag, h.bytes = kBlock * kBlocks, h.id = id, h.addr = addr, h.count = count, h.seg = seg;
   return h;
+}
+
+// Rank 0's next RTS of the given tag, taken off the ring from 0 to 1 before this process's
+// runtime sees it (cells before it are skipped).
+CellHeader take_rts(int tag) {
+  Channel* c = channel(rt.job, 0, 1);
+  for (;;) {
+    const uint64_t tail = c->tail.load(std::memory_order_relaxed);
+    if (c->head.load(std::memory_order_acquire) == tail) {
+      usleep(100);
+      continue;
+    }
+    const CellHeader h = c->cells[tail % kCells].h;
+    c->tail.store(tail + 1, std::memory_order_release);
+    if (h.kind == kRts && h.tag == tag) return h;
+  }
+}
+
+// A forged RPUT CTS to rank 0 for its send `sender`: the receive is `count` bytes at addr in
+// segment seg (DDT_BYTE's layout in the body).
+void forge_put_cts(const CellHeader& sender, uint64_t addr, int64_t count, uint64_t seg) {
+  int64_t need = 0;
+  ddt_type_serialize(DDT_BYTE, nullptr, 0, &need);
+  std::vector<char> body(static_cast<size_t>(need));
+  ddt_type_serialize(DDT_BYTE, body.data(), need, &need);
+  CellHeader h{};
+  h.kind = kCts, h.id = sender.id, h.id2 = 777, h.flags = kPut, h.seg = seg, h.addr = addr, h.count = count;
+  h.desc = need;
+  Channel* c = channel(rt.job, 1, 0);
+  uint64_t head = c->head.load(std::memory_order_relaxed);
+  while (head - c->tail.load(std::memory_order_acquire) >= static_cast<uint64_t>(kCells)) usleep(100);
+  Cell& cell = c->cells[head % kCells];
+  cell.h = h;
+  std::memcpy(cell.data, body.data(), body.size());
+  c->head.store(head + 1, std::memory_order_release);
 }
 
 int forger() {
@@ -130,6 +169,22 @@ int forger() {
   expect(ddt_comm_send(mem, 1, t, 0, 16) == DDT_SUCCESS, "the real send after the forgeries (tag 16)");
   expect(ddt_comm_send(mem, 1, t, 0, 17) == DDT_SUCCESS, "the real send after the unmap (tag 17)");
   ddt_comm_barrier();
+
+  // 20, 21: forged RPUT CTSs for rank 0's sends, naming this process's real segment.
+  std::memset(mem, 3, 4 * kBlock * kBlocks);
+  // Sent again: rank 0 dropped its mapping at the forged UNMAP above. (A CTS naming a segment
+  // that rank 0 does not hold would be written by CMA, which the kernel checks against this
+  // process's own mappings: any receiver may have its own memory written where it says.)
+  expect(rt.attacher.send(0, seg), "sending the segment's descriptor to rank 0");
+  const int64_t n = kBlock * kBlocks;
+  const CellHeader s20 = take_rts(20);
+  forge_put_cts(s20, seg.base + static_cast<uint64_t>(seg.size) - 4096, n, seg.id);
+  const CellHeader s21 = take_rts(21);
+  forge_put_cts(s21, seg.base - 4096, n, seg.id);
+  ddt_comm_barrier();
+  bool intact = true;
+  for (int64_t i = 0; i < 4 * kBlock * kBlocks; ++i) intact = intact && static_cast<char*>(mem)[i] == 3;
+  expect(intact, "forged cts 20/21: the sender wrote into this process's segment");
   ddt_free(mem);
   ddt_type_free(&t);
   return 0;
@@ -169,6 +224,20 @@ int victim() {
     std::snprintf(what, sizeof what, "the real message of tag %d after the forgeries (error %d)", tag, e);
     expect(ok, what);
   }
+  ddt_comm_barrier();
+  // 20, 21: this process sends; rank 1 answers each RTS with a forged RPUT CTS.
+  std::vector<char> out(static_cast<size_t>(bytes), 1);
+  for (int tag : {20, 21}) {
+    const int e = ddt_comm_send(out.data(), bytes, DDT_BYTE, 1, tag);
+    char what[128];
+    std::snprintf(what, sizeof what, "forged cts for the send of tag %d: error %d (%s), want DDT_ERR_CORRUPT", tag, e,
+                  ddt_error_string(e));
+    expect(e == DDT_ERR_CORRUPT, what);
+  }
+  // Rejected by the segment's bounds, not handed to CMA.
+  ddt_comm_times tm{};
+  expect(ddt_comm_get_times(&tm) == DDT_SUCCESS && tm.shares_cma == 0 && tm.shares_heap == 0,
+         "forged cts 20/21: a share was written anyway");
   ddt_comm_barrier();
   ddt_type_free(&t);
   return 0;
