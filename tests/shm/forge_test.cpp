@@ -177,6 +177,10 @@ int forger() {
   // process's own mappings: any receiver may have its own memory written where it says.)
   expect(rt.attacher.send(0, seg), "sending the segment's descriptor to rank 0");
   const int64_t n = kBlock * kBlocks;
+  // Rank 0 sends only once told to, after this process's last runtime call: a runtime call here
+  // would take rank 0's RTS off the ring itself.
+  const char go = 1;
+  expect(ddt_comm_send(&go, 1, DDT_BYTE, 0, 19) == DDT_SUCCESS, "the go-ahead (tag 19)");
   const CellHeader s20 = take_rts(20);
   forge_put_cts(s20, seg.base + static_cast<uint64_t>(seg.size) - 4096, n, seg.id);
   const CellHeader s21 = take_rts(21);
@@ -227,6 +231,8 @@ int victim() {
   ddt_comm_barrier();
   // 20, 21: this process sends; rank 1 answers each RTS with a forged RPUT CTS.
   std::vector<char> out(static_cast<size_t>(bytes), 1);
+  char go = 0;
+  expect(ddt_comm_recv(&go, 1, DDT_BYTE, 1, 19, nullptr) == DDT_SUCCESS, "the go-ahead (tag 19)");
   for (int tag : {20, 21}) {
     const int e = ddt_comm_send(out.data(), bytes, DDT_BYTE, 1, tag);
     char what[128];
