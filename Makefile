@@ -107,7 +107,8 @@ bench: build $(VENV_BENCH)/.ok
 	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 -x LD_PRELOAD=$(ROOT)/build/mpi/ompi/libddtkit-mpi.so \
 	  build/bench/ddtbench_mpi_ompi --time bench/results $(ARGS)
 	@# Issue 10: the intra-node runtime, then each MPI natively on the same exchanges (2 ranks:
-	@# cost split, vector sweep, DDTBench ping-pong, stencil; more ranks: the stencil alone).
+	@# cost split, vector sweep, DDTBench ping-pong, stencil; more ranks: the stencil alone). Each
+	@# MPI's run also times ddtkit's runtime beside it on the DDTBench kernels (same-run ratios).
 	build/tools/ddtkit run -n 2 build/bench/ddt_runtime_bench --out bench/results $(ARGS)
 	$(VENV_MPICH)/bin/mpiexec -n 2 build/bench/runtime_mpi_mpich --out bench/results $(ARGS)
 	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 build/bench/runtime_mpi_ompi --out bench/results $(ARGS)

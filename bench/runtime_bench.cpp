@@ -25,12 +25,12 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
-#include <unordered_set>
 
 #include "ddtbench.hpp"
 #include "ddtkit.h"
 #include "harness.hpp"
+#include "heap_arrays.hpp"
+#include "kernel_transfer.hpp"
 #include "load_stencil.hpp"
 #include "runtime_transport.hpp"
 #include "stencil.hpp"
@@ -40,43 +40,6 @@
 namespace {
 
 using namespace rtbench;
-
-
-// ---- DDTBench's arrays in the mapped heap ----------------------------------------------------
-// kernels/ allocates each kernel's arrays with new char[] and builds the types on their absolute
-// addresses (DDTBench's MPI_BOTTOM), so the arrays cannot be moved after the fact: while the
-// kernels are built, array new is served by ddt_alloc (zero-copy sends need heap buffers), and
-// array delete gives back to whichever allocator the pointer came from.
-bool g_heap_arrays = false;
-std::unordered_set<void*>& heap_arrays() {
-  static std::unordered_set<void*> s;  // allocates with scalar new, never with array new
-  return s;
-}
-
-}  // namespace
-
-void* operator new[](std::size_t n) {
-  void* p = nullptr;
-  if (g_heap_arrays) {
-    if (ddt_alloc(static_cast<int64_t>(n ? n : 1), &p) != DDT_SUCCESS) throw std::bad_alloc();
-    heap_arrays().insert(p);
-    return p;
-  }
-  p = std::malloc(n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void operator delete[](void* p) noexcept {
-  if (!p) return;
-  auto& s = heap_arrays();
-  auto it = s.find(p);
-  if (it == s.end()) return std::free(p);
-  s.erase(it);
-  ddt_free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept { operator delete[](p); }
-
-namespace {
 
 // ---- 1. the cost split ------------------------------------------------------------------------
 
@@ -218,69 +181,6 @@ void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
 
 // ---- 3. DDTBench ping-pong --------------------------------------------------------------------
 
-uint64_t arrays_hash(const Kernel& k) {
-  uint64_t h = 0;
-  for (size_t a = 0; a < k.arrays.size(); ++a) h = h * 31 + fnv1a64(k.arrays[a].get(), k.array_bytes[a]);
-  return h;
-}
-
-// FFT2D's transpose is MPI_Alltoall with P = 2: element p of the array goes to rank p. Here the
-// other rank's element travels through the runtime and this rank's own is copied locally.
-void fft_alltoall(Rt& t, Kernel& k, char* outbuf) {
-  int64_t lb, ext;
-  t.ck(ddt_type_extent(k.type, &lb, &ext), "ddt_type_extent");
-  const char* a = static_cast<const char*>(k.buf);
-  const int peer = 1 - t.me;
-  ddt_request r[2];
-  t.irecv(outbuf + peer * ext, 1, k.type, peer, 3, &r[0]);
-  t.isend(a + peer * ext, 1, k.type, peer, 3, &r[1]);
-  t.ck(ddt_copy(a + t.me * ext, 1, k.type, outbuf + t.me * ext, 1, k.type), "ddt_copy");
-  t.waitall(2, r);
-}
-
-// Kernel k moved once from rank 0 into rank 1's zeroed arrays (FFT2D: one transpose into a
-// zeroed output); rank 1 compares with the outcome of its own local unpack of the same bytes.
-void check_kernel(Rt& t, Kernel& k, char* fft_out, int64_t fft_bytes) {
-  const bool fft = k.name == "FFT2D";
-  std::vector<char> packed(k.bytes);
-  int64_t got = 0;
-  t.ck(ddt_pack(k.buf, k.count, k.type, 0, packed.data(), k.bytes, &got), "ddt_pack");
-  uint64_t h_recv = 0, h_want = 0;
-  if (fft) {
-    std::memset(fft_out, 0, fft_bytes);
-    fft_alltoall(t, k, fft_out);
-    h_recv = fnv1a64(fft_out, fft_bytes);
-    // Both ranks' arrays are equal, so each output element is this rank's element `me`.
-    int64_t lb, ext;
-    t.ck(ddt_type_extent(k.type, &lb, &ext), "ddt_type_extent");
-    std::memset(fft_out, 0, fft_bytes);
-    const char* a = static_cast<const char*>(k.buf);
-    for (int p = 0; p < 2; ++p) t.ck(ddt_copy(a + t.me * ext, 1, k.type, fft_out + p * ext, 1, k.type), "ddt_copy");
-    h_want = fnv1a64(fft_out, fft_bytes);
-  } else {
-    std::vector<std::vector<char>> saved;
-    for (size_t a = 0; a < k.arrays.size(); ++a) saved.emplace_back(k.arrays[a].get(), k.arrays[a].get() + k.array_bytes[a]);
-    if (t.me == 1)
-      for (size_t a = 0; a < k.arrays.size(); ++a) std::memset(k.arrays[a].get(), 0, k.array_bytes[a]);
-    t.barrier();
-    if (t.me == 0) t.send(k.buf, k.count, k.type, 1, 3);
-    else t.recv(const_cast<void*>(k.buf), k.count, k.type, 0, 3);
-    if (t.me == 1) {
-      h_recv = arrays_hash(k);
-      for (size_t a = 0; a < k.arrays.size(); ++a) std::memset(k.arrays[a].get(), 0, k.array_bytes[a]);
-      t.ck(ddt_unpack(packed.data(), k.bytes, const_cast<void*>(k.buf), k.count, k.type, 0, &got), "ddt_unpack");
-      h_want = arrays_hash(k);
-      for (size_t a = 0; a < k.arrays.size(); ++a) std::memcpy(k.arrays[a].get(), saved[a].data(), k.array_bytes[a]);
-    }
-  }
-  if (h_recv != h_want) {
-    char why[160];
-    std::snprintf(why, sizeof why, "DDTBench %s %s: received bytes differ from a local unpack (%016llx != %016llx)",
-                  k.name.c_str(), k.params.c_str(), (unsigned long long)h_recv, (unsigned long long)h_want);
-    t.fail(why);
-  }
-}
-
 // The default configuration is the one judged; the mechanisms it chooses between are timed beside
 // it (pipelined cells: two copies overlapped on two cores; the heap: one copy by the receiver), so
 // that a kernel where the choice was wrong shows by how much.
@@ -297,7 +197,7 @@ void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
   size_t i = 0;
   for (auto& kp : ks) {
     Kernel& k = *kp;
-    if (o.smoke && i++ % 9) continue;  // the subset ddtbench_mpi --smoke times
+    if ((o.smoke && i++ % 9) || !kernel_wanted(o, k.name, k.params)) continue;  // the subset ddtbench_mpi --smoke times
     const bool fft = k.name == "FFT2D";
     int64_t fft_bytes = 0;
     char* fft_out = nullptr;
@@ -377,6 +277,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   const auto configure = [&t](int mech, int exchange) { return [&t, mech, exchange] { t.configure(mech, exchange); }; };
+  if (!o.kernels.empty()) {
+    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_pingpong(t, out.get(), o); });
+    t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
+    return 0;
+  }
   if (o.protocols_only) {
     with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o); });
   } else if (!o.stencil_only) {

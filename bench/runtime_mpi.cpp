@@ -6,15 +6,26 @@
 //   mpiexec -n 2 runtime_mpi_<mpi> [--out DIR] [--smoke | --full]
 //   mpiexec -n P runtime_mpi_<mpi> --stencil-only [--out DIR] ...   (P > 2: the stencil alone)
 //
-// JSON lines to DIR/runtime_<mpich|openmpi>.jsonl (the --stencil-only runs append). The
-// DDTBench ping-pong through each MPI is ddtbench_mpi's (interposer_<mpi>.jsonl, method native).
+// JSON lines to DIR/runtime_<mpich|openmpi>.jsonl (the --stencil-only runs append).
+//
+// On 2 ranks it also starts ddtkit's runtime through this MPI (ddtkit_mpi_bootstrap.h) and times
+// the DDTBench kernels' round trips three ways in turn, interleaved, in these two processes: the
+// MPI's datatype path, ddtkit's runtime (default configuration, arrays in the mapped heap) and
+// the hand-written loops over the MPI. Separate runs of this shared 2-core machine have differed
+// by 3x on the same exchange, so issue 10's DDTBench ratios are these same-run ones.
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 
+#include "ddtkit_mpi_bootstrap.h"
+#include "gen.hpp"
+#include "heap_arrays.hpp"
+#include "kernel_transfer.hpp"
+#include "mpi_build.hpp"
 #include "stencil.hpp"
 #include "protocol_sweep.hpp"
 #include "vector_sweep.hpp"
@@ -86,6 +97,113 @@ struct Mpi {
   void free_type(Type& t) { ck(MPI_Type_free(&t), "MPI_Type_free"); }
 };
 
+// ---- DDTBench ping-pong: the MPI and ddtkit's runtime in the same processes ------------------
+
+struct PingMethod {
+  std::string name;
+  std::function<void()> run;
+};
+
+// Medians of one call of each method, the methods taking turns sample by sample (rotated, so that
+// none always follows the same one); each sample lasts about min_sample_ns on rank 0's clock,
+// which chooses the calls per sample and tells rank 1, so both run the same sequence.
+std::vector<double> interleaved(Mpi& t, const std::vector<PingMethod>& ms, const Budget& b) {
+  std::vector<int64_t> iters(ms.size(), 1);
+  for (size_t m = 0; m < ms.size(); ++m) {
+    ms[m].run();  // warm-up
+    const double t0 = rtbench::now_ns();
+    ms[m].run();
+    iters[m] = t.bcast0(std::max<int64_t>(1, static_cast<int64_t>(b.min_sample_ns / std::max(1.0, rtbench::now_ns() - t0))));
+  }
+  const int reps = std::max(5, b.reps);
+  std::vector<std::vector<double>> samples(ms.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t j = 0; j < ms.size(); ++j) {
+      const size_t m = (j + static_cast<size_t>(r)) % ms.size();
+      t.barrier();
+      const double t0 = rtbench::now_ns();
+      for (int64_t i = 0; i < iters[m]; ++i) ms[m].run();
+      samples[m].push_back((rtbench::now_ns() - t0) / static_cast<double>(iters[m]));
+    }
+  std::vector<double> med;
+  for (auto& s : samples) med.push_back(median(s));
+  return med;
+}
+
+void ddtbench_same_run(Mpi& t, Jsonl* out, const Options& o) {
+  Rt rt;
+  rt.program = "runtime_mpi";
+  rt.ck(ddt_comm_init_mpi(MPI_COMM_WORLD), "ddt_comm_init_mpi");
+  rt.ck(ddt_comm_rank(&rt.me), "ddt_comm_rank");
+  rt.ck(ddt_comm_size(&rt.np), "ddt_comm_size");
+  if (rt.np != 2) t.fail("ddtkit's runtime did not put both ranks on one node");
+  g_heap_arrays = true;
+  auto ks = ddtbench_kernels(false);  // the set ddt_runtime_bench and ddtbench_mpi time
+  g_heap_arrays = false;
+  const Budget b = o.budget();
+  const int me = t.me, peer = 1 - t.me;
+  size_t i = 0;
+  for (auto& kp : ks) {
+    Kernel& k = *kp;
+    if ((o.smoke && i++ % 9) || !kernel_wanted(o, k.name, k.params)) continue;
+    const bool fft = k.name == "FFT2D";
+    int rc = 0;
+    MPI_Datatype mt = mpi_build(*tnode_from_ddt(k.type), &rc);
+    t.ck(MPI_Type_commit(&mt), "MPI_Type_commit");
+    const int count = static_cast<int>(k.count), bytes = static_cast<int>(k.bytes);
+    void* buf = const_cast<void*>(k.buf);
+    void* mbuf = k.buf ? buf : MPI_BOTTOM;
+    int64_t fft_bytes = fft ? k.array_bytes[0] : 0;
+    char* fft_out = fft ? static_cast<char*>(rt.alloc(fft_bytes)) : nullptr;
+    std::vector<char> tmp(k.bytes + 1), tmp2(k.bytes + 1);
+    check_kernel(rt, k, fft_out, fft_bytes);  // ddtkit's bytes; the MPI's are ddtbench_mpi --check's subject
+    std::vector<PingMethod> ms;
+    if (fft) {  // two transposes per iteration (spec §2.2)
+      char* a = k.arrays[0].get();
+      ms = {{"mpi-ddt", [&] { for (int x = 0; x < 2; ++x) t.ck(MPI_Alltoall(a, 1, mt, fft_out, 1, mt, MPI_COMM_WORLD), "MPI_Alltoall"); }},
+            {"ddtkit", [&] { for (int x = 0; x < 2; ++x) fft_alltoall(rt, k, fft_out); }},
+            {"mpi-hand", [&] {
+               for (int x = 0; x < 2; ++x) {
+                 k.manual_pack(tmp.data());
+                 t.ck(MPI_Alltoall(tmp.data(), bytes / 2, MPI_BYTE, tmp2.data(), bytes / 2, MPI_BYTE, MPI_COMM_WORLD), "MPI_Alltoall");
+                 k.manual_unpack(tmp2.data());
+               }
+             }}};
+    } else {
+      ms = {{"mpi-ddt", [&] {
+               if (me == 0) t.send(mbuf, count, mt, peer, 4), t.recv(mbuf, count, mt, peer, 4);
+               else t.recv(mbuf, count, mt, peer, 4), t.send(mbuf, count, mt, peer, 4);
+             }},
+            {"ddtkit", [&] {
+               if (me == 0) rt.send(buf, k.count, k.type, peer, 4), rt.recv(buf, k.count, k.type, peer, 4);
+               else rt.recv(buf, k.count, k.type, peer, 4), rt.send(buf, k.count, k.type, peer, 4);
+             }},
+            {"mpi-hand", [&] {  // rank 1 unpacks and packs again, as the application would
+               if (me == 0) {
+                 k.manual_pack(tmp.data());
+                 t.send(tmp.data(), bytes, MPI_BYTE, peer, 4), t.recv(tmp.data(), bytes, MPI_BYTE, peer, 4);
+                 k.manual_unpack(tmp.data());
+               } else {
+                 t.recv(tmp.data(), bytes, MPI_BYTE, peer, 4);
+                 k.manual_unpack(tmp.data());
+                 k.manual_pack(tmp.data());
+                 t.send(tmp.data(), bytes, MPI_BYTE, peer, 4);
+               }
+             }}};
+    }
+    const std::vector<double> ns = interleaved(t, ms, b);
+    t.free_type(mt);
+    if (fft_out) rt.release(fft_out);
+    if (me != 0 || !out) continue;
+    for (size_t m = 0; m < ms.size(); ++m) out->add("rt_pingpong", k.name, k.params, "round trip", ms[m].name, k.bytes, ns[m]);
+    std::printf("[pingpong] %-14s %-12s %9lld B  MPI %9.2f us  ddtkit runtime %9.2f us (%.2fx)  hand %9.2f us\n",
+                k.name.c_str(), k.params.c_str(), (long long)k.bytes, ns[0] / 1e3, ns[1] / 1e3, ns[0] / ns[1], ns[2] / 1e3);
+    std::fflush(stdout);
+  }
+  ks.clear();  // the arrays go back to ddtkit's heap before the runtime ends
+  rt.ck(ddt_comm_finalize(), "ddt_comm_finalize");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,9 +236,17 @@ int main(int argc, char** argv) {
     std::printf("== %s (issue 10's vector sweep and stencil), %d processes%s -> %s\n", v.c_str(), t.np,
                 o.smoke ? ", smoke" : o.full ? ", full" : "", path.c_str());
   }
+  if (!o.kernels.empty()) {
+    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_same_run(t, out.get(), o); });
+    out.reset();
+    MPI_Finalize();
+    return 0;
+  }
   if (!o.stencil_only && !o.protocols_only)
     with_usage(t, out.get(), "vector sweep",
                [&] { vector_sweep(t, out.get(), o, {{"mpi-ddt", nullptr}, {"mpi-hand", nullptr, true}}); });
+  if (!o.stencil_only && !o.protocols_only)
+    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_same_run(t, out.get(), o); });
   if (!o.stencil_only)  // issue 15's protocol sweep: the MPI as it is, beside ddtkit's protocols
     with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o, {{"mpi", nullptr, nullptr, nullptr}}); });
   if (!o.protocols_only)

@@ -161,10 +161,12 @@ void with_usage(T& t, Jsonl* out, const std::string& part, const std::function<v
 }
 
 // Options shared by both programs: --smoke (tiny sizes and repetitions, every byte check kept),
-// --full (the papers' sizes), --out DIR, --stencil-only (the runs with more than 2 processes).
+// --full (the papers' sizes), --out DIR, --stencil-only (the runs with more than 2 processes),
+// --kernels S (the DDTBench ping-pong alone, of the kernels whose "name params" contains S).
 struct Options {
   bool smoke = false, full = false, stencil_only = false, protocols_only = false;
   std::string out = "bench/results";
+  std::string kernels;  // empty: every part, every kernel
   Budget budget() const {
     Budget b;
     if (smoke) b.reps = 1, b.min_sample_ns = 0;
@@ -181,9 +183,15 @@ inline bool parse_options(int argc, char** argv, Options& o) {
     else if (a == "--stencil-only") o.stencil_only = true;
     else if (a == "--protocols-only") o.protocols_only = true;  // the protocol sweep alone (2 ranks)
     else if (a == "--out" && i + 1 < argc) o.out = argv[++i];
+    else if (a == "--kernels" && i + 1 < argc) o.kernels = argv[++i];
     else return false;
   }
   return true;
+}
+
+// Whether the DDTBench kernel (name, params) is one --kernels asked for.
+inline bool kernel_wanted(const Options& o, const std::string& name, const std::string& params) {
+  return o.kernels.empty() || (name + " " + params).find(o.kernels) != std::string::npos;
 }
 
 inline std::string size_label(int64_t b) {
