@@ -389,6 +389,53 @@ TEST(Executors, WideBlocksInCache) {
   }
 }
 
+// Tiny blocks packed with byte shuffles (copy_kernels.hpp's gather_shuffle, the plan's shuffle
+// mask: width < stride <= 8): 1, 2 and 4 B blocks at strides of 2 W and 3 W (1 B also at 4),
+// counts around the kernel's 16-byte steps, and partial packs that start and end inside the run;
+// the last block ends at a page followed by an inaccessible one, so a load that read past it
+// would fault, and nothing may be written past the output.
+TEST(Executors, TinyBlocksShuffleGather) {
+  const long page = sysconf(_SC_PAGESIZE);
+  for (int64_t w : {1, 2, 4}) {
+    std::vector<int64_t> strides = {2 * w, 3 * w};
+    if (w == 1) strides.push_back(4);
+    for (int64_t st : strides) {
+      for (int64_t count : {1, 5, 63, 64, 65, 66, 67, 70, 71, 200, 1001, 4096}) {
+        const int64_t span = (count - 1) * st + w;
+        const size_t len = static_cast<size_t>((span + page - 1) / page + 1) * static_cast<size_t>(page);
+        char* mem = static_cast<char*>(mmap(nullptr, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        ASSERT_NE(mem, MAP_FAILED);
+        ASSERT_EQ(mprotect(mem + len, page, PROT_NONE), 0);
+        char* src = mem + len - span;  // the last block ends at the guard page
+        for (int64_t i = 0; i < span; ++i) src[i] = static_cast<char>(i * 29 + w + st);
+        ddt_type v;
+        ASSERT_EQ(ddt_type_vector(count, w, st, DDT_CHAR, &v), DDT_SUCCESS);
+        ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+        const std::vector<char> want = gather(src, count, w, st);
+        std::vector<char> out(want.size() + 32, 0x5a);
+        int64_t n = 0;
+        ASSERT_EQ(ddt_pack(src, 1, v, 0, out.data(), static_cast<int64_t>(want.size()), &n), DDT_SUCCESS);
+        EXPECT_EQ(std::vector<char>(out.begin(), out.begin() + n), want) << w << " " << st << " " << count;
+        for (size_t i = want.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0x5a) << "wrote past the output";
+        // Partial packs: from inside the run to inside the run, and to its end.
+        const int64_t total = static_cast<int64_t>(want.size());
+        for (int64_t from : {int64_t{1}, total / 3, total / 2 + 1}) {
+          for (int64_t to : {total - 3, total}) {
+            if (from >= to) continue;
+            std::vector<char> part(static_cast<size_t>(to - from) + 32, 0x5a);
+            ASSERT_EQ(ddt_pack(src, 1, v, from, part.data(), to - from, &n), DDT_SUCCESS);
+            EXPECT_EQ(n, to - from);
+            EXPECT_TRUE(std::equal(part.begin(), part.begin() + n, want.begin() + from)) << w << " " << st << " " << count << " " << from;
+            EXPECT_EQ(part[static_cast<size_t>(n)], 0x5a);
+          }
+        }
+        ddt_type_free(&v);
+        munmap(mem, len + page);
+      }
+    }
+  }
+}
+
 // ddt_copy between two layouts of blocks of one width (Nest plans: block paired with block,
 // cpu/execute.cpp's pair_blocks) must leave exactly what a pack of the source unpacked into the
 // destination leaves: every common width and odd ones, negative strides, two-level nests, counts
