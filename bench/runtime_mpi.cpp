@@ -8,11 +8,14 @@
 //
 // JSON lines to DIR/runtime_<mpich|openmpi>.jsonl (the --stencil-only runs append).
 //
-// On 2 ranks it also starts ddtkit's runtime through this MPI (ddtkit_mpi_bootstrap.h) and times
-// the DDTBench kernels' round trips three ways in turn, interleaved, in these two processes: the
-// MPI's datatype path, ddtkit's runtime (default configuration, arrays in the mapped heap) and
-// the hand-written loops over the MPI. Separate runs of this shared 2-core machine have differed
-// by 3x on the same exchange, so issue 10's DDTBench ratios are these same-run ones.
+// It also starts ddtkit's runtime through this MPI (ddtkit_mpi_bootstrap.h) and times it beside
+// the MPI in these same processes: the DDTBench kernels' round trips three ways in turn,
+// interleaved sample by sample (the MPI's datatype path, ddtkit's runtime in its default
+// configuration with the arrays in the mapped heap, the hand-written loops over the MPI); the
+// vector sweep block size by block size (the MPI's methods, then ddtkit's memoized heap,
+// `ddtkit-memoized`); and the stencil right after the MPI's (`ddtkit`). Separate runs of this
+// shared 2-core machine have differed by 3x on the same exchange, so issue 10's ratios are these
+// same-run ones (bench/report_runtime.py).
 #include <mpi.h>
 #include <sys/stat.h>
 
@@ -130,13 +133,7 @@ std::vector<double> interleaved(Mpi& t, const std::vector<PingMethod>& ms, const
   return med;
 }
 
-void ddtbench_same_run(Mpi& t, Jsonl* out, const Options& o) {
-  Rt rt;
-  rt.program = "runtime_mpi";
-  rt.ck(ddt_comm_init_mpi(MPI_COMM_WORLD), "ddt_comm_init_mpi");
-  rt.ck(ddt_comm_rank(&rt.me), "ddt_comm_rank");
-  rt.ck(ddt_comm_size(&rt.np), "ddt_comm_size");
-  if (rt.np != 2) t.fail("ddtkit's runtime did not put both ranks on one node");
+void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
   g_heap_arrays = true;
   auto ks = ddtbench_kernels(false);  // the set ddt_runtime_bench and ddtbench_mpi time
   g_heap_arrays = false;
@@ -201,7 +198,6 @@ void ddtbench_same_run(Mpi& t, Jsonl* out, const Options& o) {
     std::fflush(stdout);
   }
   ks.clear();  // the arrays go back to ddtkit's heap before the runtime ends
-  rt.ck(ddt_comm_finalize(), "ddt_comm_finalize");
 }
 
 }  // namespace
@@ -236,22 +232,36 @@ int main(int argc, char** argv) {
     std::printf("== %s (issue 10's vector sweep and stencil), %d processes%s -> %s\n", v.c_str(), t.np,
                 o.smoke ? ", smoke" : o.full ? ", full" : "", path.c_str());
   }
+  // ddtkit's runtime among these processes (one node: its ranks are these ranks).
+  Rt rt;
+  rt.program = "runtime_mpi";
+  rt.ck(ddt_comm_init_mpi(MPI_COMM_WORLD), "ddt_comm_init_mpi");
+  rt.ck(ddt_comm_rank(&rt.me), "ddt_comm_rank");
+  rt.ck(ddt_comm_size(&rt.np), "ddt_comm_size");
+  if (rt.np != t.np || rt.me != t.me) t.fail("ddtkit's runtime did not put every rank on one node");
+  const auto configure = [&rt](int mech, int exchange) { return [&rt, mech, exchange] { rt.configure(mech, exchange); }; };
   if (!o.kernels.empty()) {
-    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_same_run(t, out.get(), o); });
-    out.reset();
-    MPI_Finalize();
-    return 0;
+    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_same_run(t, rt, out.get(), o); });
+  } else {
+    if (!o.stencil_only && !o.protocols_only)
+      with_usage(t, out.get(), "vector sweep", [&] {
+        for (int64_t block : vector_blocks(o)) {
+          vector_sweep(t, out.get(), o, {{"mpi-ddt", nullptr}, {"mpi-hand", nullptr, true}}, {block});
+          vector_sweep(rt, out.get(), o, {{"ddtkit-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)}}, {block});
+        }
+        rt.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
+      });
+    if (!o.stencil_only && !o.protocols_only)
+      with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_same_run(t, rt, out.get(), o); });
+    if (!o.stencil_only)  // issue 15's protocol sweep: the MPI as it is, beside ddtkit's protocols
+      with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o, {{"mpi", nullptr, nullptr, nullptr}}); });
+    if (!o.protocols_only)
+      with_usage(t, out.get(), "stencil", [&] {
+        stencil(t, out.get(), o, {{"mpi-subarray", nullptr}, {"mpi-hand", nullptr, true}});
+        stencil(rt, out.get(), o, {{"ddtkit", configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED)}});
+      });
   }
-  if (!o.stencil_only && !o.protocols_only)
-    with_usage(t, out.get(), "vector sweep",
-               [&] { vector_sweep(t, out.get(), o, {{"mpi-ddt", nullptr}, {"mpi-hand", nullptr, true}}); });
-  if (!o.stencil_only && !o.protocols_only)
-    with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_same_run(t, out.get(), o); });
-  if (!o.stencil_only)  // issue 15's protocol sweep: the MPI as it is, beside ddtkit's protocols
-    with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o, {{"mpi", nullptr, nullptr, nullptr}}); });
-  if (!o.protocols_only)
-    with_usage(t, out.get(), "stencil",
-               [&] { stencil(t, out.get(), o, {{"mpi-subarray", nullptr}, {"mpi-hand", nullptr, true}}); });
+  rt.ck(ddt_comm_finalize(), "ddt_comm_finalize");
   out.reset();
   MPI_Finalize();
   return 0;

@@ -119,9 +119,11 @@ struct SweepMethod {
   bool hand = false;
 };
 
-// The sweep on a job of exactly two ranks; rank 0 writes out (which may be null elsewhere).
+// The sweep on a job of exactly two ranks; rank 0 writes out (which may be null elsewhere). only:
+// these block sizes instead of vector_blocks(o) (a caller that interleaves two transports).
 template <class T>
-void vector_sweep(T& t, Jsonl* out, const Options& o, const std::vector<SweepMethod>& methods) {
+void vector_sweep(T& t, Jsonl* out, const Options& o, const std::vector<SweepMethod>& methods,
+                  const std::vector<int64_t>& only = {}) {
   using Req = typename T::Req;
   const int me = t.me, peer = 1 - t.me, W = vector_window(o);
   const Budget b = o.budget();
@@ -137,7 +139,7 @@ void vector_sweep(T& t, Jsonl* out, const Options& o, const std::vector<SweepMet
   std::vector<Req> sreq(W), rreq(W);
   char ack[4] = {0, 0, 0, 0};
   uint64_t seed = 1;
-  for (int64_t block : vector_blocks(o)) {
+  for (int64_t block : only.empty() ? vector_blocks(o) : only) {
     const VectorShape s = vector_shape(block);
     typename T::Type type = t.vector(s.count, s.block, s.stride);
     for (const SweepMethod& m : methods) {
