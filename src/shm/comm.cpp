@@ -492,7 +492,10 @@ void progress() {
 }
 
 // Waits, progressing, until done() holds; DDT_ERR_PEER when failed() says the peer it needs
-// has died. Spins first, then yields the core.
+// has died. Spins first, then yields the core. The clock is read every 64th turn only (64 turns
+// last far less than the 20 ms between two questions about the peer): read at every turn it
+// drew a sixth of a 480 B ping-pong's perf samples, all while waiting; end to end the gain is
+// small (1 B round trip, best of 6 runs each, alternated: 0.91-0.98 us against 0.93-1.04).
 template <class Done, class Failed>
 int spin(Done done, Failed failed) {
   auto last_check = std::chrono::steady_clock::now();
@@ -500,6 +503,7 @@ int spin(Done done, Failed failed) {
     progress();
     if (done()) return DDT_SUCCESS;
     if (i > 64) sched_yield();
+    if (i % 64 != 63) continue;
     const auto now = std::chrono::steady_clock::now();
     if (now - last_check > std::chrono::milliseconds(20)) {
       last_check = now;

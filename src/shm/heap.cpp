@@ -49,6 +49,9 @@ struct Heap {
   uint64_t next_id = 1;
   std::map<uintptr_t, Segment> segments;  // by base address
   std::vector<Released> released;
+  // Whether released is non-empty, read without the lock: the runtime asks at every poll, and
+  // the lock drew 5% of a 480 B ping-pong's perf samples.
+  std::atomic<bool> any_released{false};
 };
 void privatize_after_fork();
 Heap& heap() {
@@ -178,9 +181,11 @@ void set_sent(uint64_t id, int peer) {
 
 std::vector<Released> take_released() {
   Heap& h = heap();
-  std::lock_guard<std::mutex> g(h.m);
   std::vector<Released> r;
+  if (!h.any_released.load(std::memory_order_acquire)) return r;
+  std::lock_guard<std::mutex> g(h.m);
   r.swap(h.released);
+  h.any_released.store(false, std::memory_order_relaxed);
   return r;
 }
 
@@ -240,7 +245,7 @@ int ddt_free(void* ptr) {
     Released r{s.id, {}};
     for (int p = 0; p < kMaxRanks; ++p)
       if (s.sent.test(p)) r.peers.push_back(p);
-    if (!r.peers.empty()) h.released.push_back(std::move(r));
+    if (!r.peers.empty()) h.released.push_back(std::move(r)), h.any_released.store(true, std::memory_order_release);
     munmap(ptr, static_cast<size_t>(s.size));
     if (s.fd >= 0) close(s.fd);
     h.segments.erase(it);
