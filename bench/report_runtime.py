@@ -206,11 +206,12 @@ def ddtbench(md, targets, data, pp):
                "turn, the MPI's own datatype path, ddtkit's runtime (default configuration, arrays in the mapped heap) and "
                "the application's hand-written loops around a byte ping-pong over the MPI: `beside` is ddtkit in that run. "
                "Speedups are taken within a run (MPI / ddtkit beside it); against the faster MPI and against hand-packing "
-               "the smaller of the two runs' ratios. `ddtkit`, `pipe` and `heap`: ddt_runtime_bench's own run (not "
-               "judged; pipe and heap force that mechanism, to show where the default's choice costs).", "",
-               "| kernel | params | bytes | ddtkit | pipe | heap | MPICH | beside MPICH | Open MPI | beside Open MPI | "
+               "the smaller of the two runs' ratios. `ddtkit`, `pipe`, `heap` and `coop`: ddt_runtime_bench's own run (not "
+               "judged; pipe and heap force that mechanism, coop the COOP-p2p protocol at every size, to show where the "
+               "default's choices cost).", "",
+               "| kernel | params | bytes | ddtkit | pipe | heap | coop | MPICH | beside MPICH | Open MPI | beside Open MPI | "
                "hand (faster MPI) | vs faster MPI | vs hand |",
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     else:
         md += ["### DDTBench ping-pong", "",
                "Round trip as rank 0 sees it (spec §2.2; FFT2D: two all-to-all transposes), microseconds. ddtkit: its runtime "
@@ -218,12 +219,13 @@ def ddtbench(md, targets, data, pp):
                "from ddtbench_mpi's run) and the application's hand-written loops around a byte ping-pong over it. "
                "Speedup = MPI / ddtkit. `pipe` and `heap`: ddtkit with that mechanism forced (not judged), to show "
                "where the default's choice costs.", "",
-               "| kernel | params | bytes | ddtkit | pipe | heap | MPICH | Open MPI | hand (faster MPI) | vs faster MPI | vs hand |",
-               "|---|---|---|---|---|---|---|---|---|---|---|"]
+               "| kernel | params | bytes | ddtkit | pipe | heap | coop | MPICH | Open MPI | hand (faster MPI) | vs faster MPI | vs hand |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     out = []
     for r in rows:
         k = (r["case"], r["params"])
         pipe, heap = forced.get(k + ("ddtkit-pipe",)), forced.get(k + ("ddtkit-heap",))
+        coop = forced.get(k + ("ddtkit-coop",))
         if same:
             nat = {m: v[k + ("mpi-ddt",)] for m, v in same.items() if k + ("mpi-ddt",) in v}
             mine = {m: v[k + ("ddtkit",)] for m, v in same.items() if k + ("ddtkit",) in v}
@@ -235,7 +237,7 @@ def ddtbench(md, targets, data, pp):
             out.append((r["case"], r["params"], r["ns"], sp, sh))
             cell = lambda d, m: fmt(d.get(m) and d[m] / 1e3)
             md.append(f"| {r['case']} | {r['params']} | {r['bytes']} | {r['ns'] / 1e3:.2f} | {fmt(pipe and pipe / 1e3)} | "
-                      f"{fmt(heap and heap / 1e3)} | {cell(nat, 'MPICH')} | {cell(mine, 'MPICH')} | {cell(nat, 'Open MPI')} | "
+                      f"{fmt(heap and heap / 1e3)} | {fmt(coop and coop / 1e3)} | {cell(nat, 'MPICH')} | {cell(mine, 'MPICH')} | {cell(nat, 'Open MPI')} | "
                       f"{cell(mine, 'Open MPI')} | {fmt(hand and hand / 1e3)} | {fmt(sp)}x | {fmt(sh)}x |")
             continue
         nat = {m: pp[m][k + ("native",)] for m in MPIS if m in pp and k + ("native",) in pp[m]}
@@ -246,7 +248,7 @@ def ddtbench(md, targets, data, pp):
         sh = hand / r["ns"] if hand else None
         out.append((r["case"], r["params"], r["ns"], sp, sh))
         md.append(f"| {r['case']} | {r['params']} | {r['bytes']} | {r['ns'] / 1e3:.2f} | {fmt(pipe and pipe / 1e3)} | "
-                  f"{fmt(heap and heap / 1e3)} | "
+                  f"{fmt(heap and heap / 1e3)} | {fmt(coop and coop / 1e3)} | "
                   f"{fmt(nat.get('MPICH') and nat['MPICH'] / 1e3)} | {fmt(nat.get('Open MPI') and nat['Open MPI'] / 1e3)} | "
                   f"{fmt(hand and hand / 1e3)} | {fmt(sp)}x | {fmt(sh)}x |")
     how = "same-run ratios" if same else "across runs"

@@ -187,9 +187,15 @@ void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
 void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
   struct Config {
     const char* name;
-    int mech;
+    int mech, proto;
   };
-  const Config configs[] = {{"ddtkit", DDT_MECH_AUTO}, {"ddtkit-pipe", DDT_MECH_PIPE}, {"ddtkit-heap", DDT_MECH_HEAP}};
+  // Beside the default: the two mechanisms it chooses between, and COOP-p2p forced (both sides
+  // copy a share of every rendezvous, whatever its size: where HYBRID's size bound leaves gain).
+  const Config configs[] = {{"ddtkit", DDT_MECH_AUTO, DDT_PROTO_HYBRID},
+                            {"ddtkit-pipe", DDT_MECH_PIPE, DDT_PROTO_HYBRID},
+                            {"ddtkit-heap", DDT_MECH_HEAP, DDT_PROTO_HYBRID},
+                            {"ddtkit-coop", DDT_MECH_AUTO, DDT_PROTO_COOP}};
+  constexpr int kConfigs = sizeof configs / sizeof configs[0];
   g_heap_arrays = true;
   auto ks = ddtbench_kernels(false);  // the set ddtbench_mpi times through each MPI
   g_heap_arrays = false;
@@ -206,9 +212,10 @@ void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
       fft_out = static_cast<char*>(t.alloc(fft_bytes));
     }
     void* buf = const_cast<void*>(k.buf);
-    double ns[3];
-    for (int c = 0; c < 3; ++c) {
-      t.configure(configs[c].mech, DDT_EXCHANGE_MEMOIZED);
+    double ns[kConfigs];
+    for (int c = 0; c < kConfigs; ++c) {
+      t.ck(ddt_comm_set_protocol(configs[c].proto), "ddt_comm_set_protocol");
+      t.configure(configs[c].mech, DDT_EXCHANGE_MEMOIZED);  // and a barrier: both sides switched
       check_kernel(t, k, fft_out, fft_bytes);
       ns[c] = time_op(t, [&] {
         if (fft) {  // two transposes per iteration (spec §2.2), as ddtbench_mpi times them
@@ -225,11 +232,12 @@ void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
     }
     if (fft_out) t.release(fft_out);
     if (t.me != 0 || !out) continue;
-    for (int c = 0; c < 3; ++c) out->add("rt_pingpong", k.name, k.params, "round trip", configs[c].name, k.bytes, ns[c]);
-    std::printf("[pingpong] %-14s %-12s %9lld B  ddtkit runtime %9.2f us   (pipe %9.2f us, heap %9.2f us)\n",
-                k.name.c_str(), k.params.c_str(), (long long)k.bytes, ns[0] / 1e3, ns[1] / 1e3, ns[2] / 1e3);
+    for (int c = 0; c < kConfigs; ++c) out->add("rt_pingpong", k.name, k.params, "round trip", configs[c].name, k.bytes, ns[c]);
+    std::printf("[pingpong] %-14s %-12s %9lld B  ddtkit runtime %9.2f us   (pipe %9.2f us, heap %9.2f us, coop %9.2f us)\n",
+                k.name.c_str(), k.params.c_str(), (long long)k.bytes, ns[0] / 1e3, ns[1] / 1e3, ns[2] / 1e3, ns[3] / 1e3);
     std::fflush(stdout);
   }
+  t.ck(ddt_comm_set_protocol(DDT_PROTO_HYBRID), "ddt_comm_set_protocol");
   t.configure(DDT_MECH_AUTO, DDT_EXCHANGE_MEMOIZED);
 }
 
