@@ -293,8 +293,9 @@ const char *ddt_error_string(int code);
  * (buffer, count, type) with MPI's point-to-point semantics: matching by source and tag (with
  * wildcards), messages between one pair never overtake each other, a receive takes any type whose
  * packed size is at least the message's (a longer message is DDT_ERR_TRUNCATE, its first bytes
- * delivered). Small messages are packed straight into a shared cell and unpacked from it; large
- * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own:
+ * delivered). Small messages (up to one cell's payload, about 16 KB; DDTKIT_EAGER_MAX lowers
+ * the limit) are packed straight into a shared cell and unpacked from it; larger ones go by
+ * rendezvous, where the receiver copies straight from the sender's layout into its own:
  * with plain loads when the send buffer comes from ddt_alloc (the mapped heap below), else with
  * process_vm_readv driven by both layouts where the blocks are long, else through pipelined
  * shared cells (two copies). The sender names its layout by content and sends it once per peer

@@ -167,6 +167,9 @@ struct Runtime {
   std::vector<std::pair<int, uint64_t>> late_unmaps;
   // set_passive_isends: a non-blocking send's process is not asked for work after its RTS.
   bool passive_isends = false;
+  // Sends of at most this many packed bytes go eager (comm.cpp's kEagerMax; DDTKIT_EAGER_MAX, at
+  // most one cell's payload).
+  int64_t eager_max = 0;
 };
 extern Runtime rt;
 
