@@ -93,13 +93,7 @@ void forge_put_cts(const CellHeader& sender, uint64_t addr, int64_t count, uint6
   CellHeader h{};
   h.kind = kCts, h.id = sender.id, h.id2 = 777, h.flags = kPut, h.seg = seg, h.addr = addr, h.count = count;
   h.desc = need;
-  Channel* c = channel(rt.job, 1, 0);
-  uint64_t head = c->head.load(std::memory_order_relaxed);
-  while (head - c->tail.load(std::memory_order_acquire) >= static_cast<uint64_t>(kCells)) usleep(100);
-  Cell& cell = c->cells[head % kCells];
-  cell.h = h;
-  std::memcpy(cell.data, body.data(), body.size());
-  c->head.store(head + 1, std::memory_order_release);
+  forge(h, body.data(), body.size());
 }
 
 int forger() {
