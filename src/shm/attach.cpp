@@ -132,8 +132,9 @@ const Attachment* Attacher::find(int peer, uint64_t id) {
 }
 
 const Attachment* Attacher::writable(int peer, uint64_t id) {
-  if (!find(peer, id)) return nullptr;
-  Attachment& at = table_[{peer, id}];
+  const Attachment* found = find(peer, id);
+  if (!found) return nullptr;
+  Attachment& at = const_cast<Attachment&>(*found);  // an entry of table_, which this object owns
   if (!at.writable) {
     if (mprotect(const_cast<char*>(at.local), static_cast<size_t>(at.size), PROT_READ | PROT_WRITE) != 0) return nullptr;
     at.writable = true;

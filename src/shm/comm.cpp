@@ -2,8 +2,9 @@
 // large messages in rendezvous.cpp; the segment in job.hpp).
 //
 // Protocols, per message:
-//   eager (packed size <= rt.eager_max, at most kCellPayload): the sender packs straight into a cell; the receiver
-//     unpacks straight from it when a receive is posted, or keeps a copy as unexpected.
+//   eager (packed size <= rt.eager_max, at most kCellPayload): the sender packs straight into a
+//     cell; the receiver unpacks straight from it when a receive is posted, or keeps a copy as
+//     unexpected.
 //   rendezvous: an RTS that describes the send (rendezvous.cpp), answered by FIN once the
 //     receiver has copied the bytes, or by CTS when it needs more: data cells, piece lists, or
 //     the layout again; with the RPUT and COOP protocols by a CTS that carries the receive's

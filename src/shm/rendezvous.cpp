@@ -218,13 +218,34 @@ bool data_span(ddt_type t, uint64_t addr, int64_t count, uintptr_t* lo, uintptr_
   return true;
 }
 
-// The local address of the sender's buffer addr, when count elements of remote there lie wholly
-// inside the segment; 0 otherwise. (The buffer address itself may lie outside: only data bytes
-// must be inside.)
-uintptr_t heap_source(const Attachment& a, ddt_type remote, uint64_t addr, int64_t count) {
+// The local address, in the mapping a of a peer's segment, of that peer's buffer addr (its send
+// or its receive), when count elements of remote there lie wholly inside the segment; 0
+// otherwise. (The buffer address itself may lie outside: only data bytes must be inside.)
+uintptr_t heap_local(const Attachment& a, ddt_type remote, uint64_t addr, int64_t count) {
   uintptr_t lo, hi;
   if (!data_span(remote, addr, count, &lo, &hi) || !a.translate(lo, hi - lo)) return 0;
   return reinterpret_cast<uintptr_t>(a.local) + (static_cast<uintptr_t>(addr) - a.owner_base);  // mod 2^64
+}
+
+// This process's heap segment that holds every data byte of (buf, count, type), for a transfer
+// with peer; id 0 when there is none or the heap mechanism is not allowed (DDT_MECH_PIPE, CMA).
+// A send's segment goes in its RTS (the receiver reads through it), a receive's in its CTS (the
+// sender writes its RPUT or COOP share through it).
+SegmentRef heap_segment(ddt_type type, const void* buf, int64_t count, int peer) {
+  uintptr_t lo, hi;
+  if (rt.mech == DDT_MECH_PIPE || rt.mech == DDT_MECH_CMA || !rt.attacher.usable() ||
+      !data_span(type, reinterpret_cast<uintptr_t>(buf), count, &lo, &hi))
+    return {};
+  return find_segment(lo, hi, peer);
+}
+
+// Sends seg's descriptor to peer unless it has gone there already, before the cell that names
+// the segment (so it has arrived when that cell is read); false when it cannot be sent now.
+bool offer(const SegmentRef& seg, int peer) {
+  if (seg.sent) return true;
+  if (!rt.attacher.send(peer, seg)) return false;
+  set_sent(seg.id, peer);
+  return true;
 }
 
 // Copies the sender's pieces (stream bytes from off) out of the mapping into the receive; false
@@ -289,7 +310,7 @@ uintptr_t heap_src(ddt_request r, int source, const Attachment& seg, ddt_type re
   if (keyed)
     if (const char* t = rt.layouts.translation(source, key, r->rcount, r->raddr, r->rseg)) src = reinterpret_cast<uintptr_t>(t);
   if (!src) {
-    src = heap_source(seg, remote, r->raddr, r->rcount);
+    src = heap_local(seg, remote, r->raddr, r->rcount);
     if (src && keyed) rt.layouts.remember(source, key, r->rcount, r->raddr, r->rseg, reinterpret_cast<const char*>(src));
   }
   rt.times.attach_ns += now_ns() - t0;
@@ -362,30 +383,13 @@ void charge(ddt_request r, int64_t bytes) {
   rt.job->load[rt.rank].bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
 
-// Receiver: the heap segment that holds every byte receive r may write, or 0; the sender writes
-// its share through it (attach.hpp) instead of by CMA. Only with the heap mechanism allowed
-// (DDT_MECH_AUTO or HEAP). With send, its descriptor goes to peer now if it has not gone yet
-// (before the CTS that names it, so that it has arrived when the CTS is read); 0 if it cannot.
-uint64_t receive_segment(ddt_request r, int peer, bool send) {
-  uintptr_t lo, hi;
-  if (rt.mech == DDT_MECH_PIPE || rt.mech == DDT_MECH_CMA || !rt.attacher.usable() ||
-      !data_span(r->type, reinterpret_cast<uintptr_t>(r->rbuf), r->count, &lo, &hi))
-    return 0;
-  const SegmentRef seg = find_segment(lo, hi, peer);
-  if (!seg.id || !send || seg.sent) return seg.id;
-  if (!rt.attacher.send(peer, seg)) return 0;
-  set_sent(seg.id, peer);
-  return seg.id;
-}
-
 // Receiver: the CTS of an RPUT or COOP receive, its layout named by key and sent when this peer
 // may not have it (with_layout: the sender asked again), and the receive's heap segment when it
-// has one (r->wseg, receive_segment()).
+// has one (r->wseg, offered to the sender in deliver_rts).
 Outgoing put_cts(ddt_request r, int source, bool with_layout) {
   const int64_t t0 = now_ns();
   Outgoing o{kCts, r, r->sid};
   o.flags = (r->proto == DDT_PROTO_COOP ? kCoop : kPut) | (r->chunked ? kChunk : 0u);
-  if (r->wseg) r->wseg = receive_segment(r, source, true);
   o.seg = r->wseg;
   if (rt.exchange == DDT_EXCHANGE_DESCRIPTOR) {
     o.body = serialized(r->type);
@@ -672,7 +676,7 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
     t0 = now_ns();
     const Attachment* a = rt.attacher.writable(source, h.seg);
     if (a) {
-      dst = heap_source(*a, remote, h.addr, h.count);
+      dst = heap_local(*a, remote, h.addr, h.count);
       ok = dst != 0;
     }
     rt.times.attach_ns += now_ns() - t0;
@@ -708,12 +712,8 @@ Outgoing make_rts(ddt_request r) {
   o.flags = (r->blocking ? kBlocking : 0u) | (r->mode == DDT_SEND_SYNC ? kSync : 0u) |
             (r->mode == DDT_SEND_BUFFERED ? kBuffered : 0u) | (r->mode == DDT_SEND_READY ? kReady : 0u);
   // The heap segment the whole send lies in, its descriptor sent to the peer if not yet.
-  uintptr_t lo, hi;
-  if (rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable() &&
-      data_span(r->type, reinterpret_cast<uintptr_t>(r->sbuf), r->count, &lo, &hi)) {
-    const SegmentRef seg = find_segment(lo, hi, r->peer);
-    if (seg.id && (seg.sent || (rt.attacher.send(r->peer, seg) && (set_sent(seg.id, r->peer), true)))) o.seg = seg.id;
-  }
+  const SegmentRef seg = heap_segment(r->type, r->sbuf, r->count, r->peer);
+  if (seg.id && offer(seg, r->peer)) o.seg = seg.id;
   if (rt.mech != DDT_MECH_PIPE) {
     switch (r->exchange) {
       case DDT_EXCHANGE_MEMOIZED: {
@@ -800,13 +800,14 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   int64_t total = -1;
   if (ddt::stream(remote, r->rcount, 0, &total) != DDT_SUCCESS || total != r->msg) return finish(r, source, false, 0);
   const bool keyed = (h.flags & kHasHash) != 0;
-  // The protocol: RPUT and COOP write the sender's share through the receive's heap segment
-  // (receive_segment) or by CMA; with neither, RGET.
+  // The protocol: RPUT and COOP write the sender's share through the receive's heap segment or
+  // by CMA; with neither, RGET. A passive sender (set_passive_isends) is given no share. The
+  // segment is looked up only where a share may be given.
   Ask a{};
-  r->wseg = receive_segment(r, source, false);
-  a.heap_write = r->wseg != 0;
-  // A passive sender (set_passive_isends) is given no share.
   const bool passive = rt.passive_isends && !(r->send_flags & kBlocking);
+  const SegmentRef wseg =
+      passive || rt.protocol == DDT_PROTO_RGET ? SegmentRef{} : heap_segment(r->type, r->rbuf, r->count, source);
+  a.heap_write = wseg.id != 0;
   a.setting = rt.mech == DDT_MECH_PIPE || (!rt.cma && !a.heap_write) || passive ? DDT_PROTO_RGET : rt.protocol;
   a.send_blocking = (r->send_flags & kBlocking) != 0;
   a.send_mode = (r->send_flags & kBuffered) ? DDT_SEND_BUFFERED : (r->send_flags & kSync) ? DDT_SEND_SYNC
@@ -828,7 +829,10 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   a.shared_cores = rt.size > cores;
   a.chunk_min = rt.chunk_min;
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
-  if (c.proto != DDT_PROTO_RGET) return start_protocol(r, source, seg, remote, key, keyed, c);
+  if (c.proto != DDT_PROTO_RGET) {
+    r->wseg = wseg.id && offer(wseg, source) ? wseg.id : 0;  // else the sender writes by CMA
+    return start_protocol(r, source, seg, remote, key, keyed, c);
+  }
   r->proto = DDT_PROTO_RGET, r->chunked = c.chunked, r->engine = c.engine;
   Mech m = select(seg, &pieces, n);
   if (m == Mech::kPipe && passive && rt.cma && rt.mech != DDT_MECH_PIPE) m = seg ? Mech::kHeap : Mech::kCma;

@@ -36,8 +36,8 @@ struct ddt_request_s {
   // receive, rendezvous: what the sender's RTS said, and for an iov exchange whether it reads
   // through the heap (else CMA) and, when naive, the pieces gathered until the last arrives
   uint64_t sid = 0, raddr = 0, rseg = 0;
-  // receive, RPUT and COOP: the heap segment holding the receive, named in the CTS (0: none), so
-  // that the sender writes its share through it
+  // receive, RPUT and COOP: the heap segment holding the receive, offered to the sender and named
+  // in the CTS (0: none), so that the sender writes its share through it
   uint64_t wseg = 0;
   int64_t rcount = 0;
   bool via_heap = false, naive = false;
