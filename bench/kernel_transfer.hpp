@@ -20,6 +20,15 @@ inline uint64_t arrays_hash(const Kernel& k) {
   return h;
 }
 
+// One DDTBench round trip (spec §2.2) of count elements of type at buf between ranks 0 and 1:
+// rank 0 sends, then receives; rank 1 mirrors. T: any of the benchmarks' transports (Rt, an MPI's).
+template <class T>
+void round_trip(T& t, void* buf, int64_t count, typename T::Type type, int tag) {
+  const int peer = 1 - t.me;
+  if (t.me == 0) t.send(buf, count, type, peer, tag), t.recv(buf, count, type, peer, tag);
+  else t.recv(buf, count, type, peer, tag), t.send(buf, count, type, peer, tag);
+}
+
 // FFT2D's transpose is MPI_Alltoall with P = 2: element p of the array goes to rank p. Here the
 // other rank's element travels through the runtime and this rank's own is copied locally.
 inline void fft_alltoall(Rt& t, Kernel& k, char* outbuf) {

@@ -217,8 +217,8 @@ def ddtbench(md, targets, data, pp):
                "Round trip as rank 0 sees it (spec §2.2; FFT2D: two all-to-all transposes), microseconds. ddtkit: its runtime "
                "in the default configuration, the kernels' arrays in the mapped heap. MPI: its own datatype path (PMPI, "
                "from ddtbench_mpi's run) and the application's hand-written loops around a byte ping-pong over it. "
-               "Speedup = MPI / ddtkit. `pipe` and `heap`: ddtkit with that mechanism forced (not judged), to show "
-               "where the default's choice costs.", "",
+               "Speedup = MPI / ddtkit. `pipe` and `heap`: ddtkit with that mechanism forced, `coop` with COOP-p2p "
+               "at every size (not judged), to show where the default's choices cost.", "",
                "| kernel | params | bytes | ddtkit | pipe | heap | coop | MPICH | Open MPI | hand (faster MPI) | vs faster MPI | vs hand |",
                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     out = []

@@ -221,12 +221,8 @@ void ddtbench_pingpong(Rt& t, Jsonl* out, const Options& o) {
         if (fft) {  // two transposes per iteration (spec §2.2), as ddtbench_mpi times them
           fft_alltoall(t, k, fft_out);
           fft_alltoall(t, k, fft_out);
-        } else if (t.me == 0) {
-          t.send(buf, k.count, k.type, 1, 4);
-          t.recv(buf, k.count, k.type, 1, 4);
         } else {
-          t.recv(buf, k.count, k.type, 0, 4);
-          t.send(buf, k.count, k.type, 0, 4);
+          round_trip(t, buf, k.count, k.type, 4);
         }
       }, b);
     }

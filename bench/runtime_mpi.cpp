@@ -102,15 +102,10 @@ struct Mpi {
 
 // ---- DDTBench ping-pong: the MPI and ddtkit's runtime in the same processes ------------------
 
-struct PingMethod {
-  std::string name;
-  std::function<void()> run;
-};
-
 // Medians of one call of each method, the methods taking turns sample by sample (rotated, so that
 // none always follows the same one); each sample lasts about min_sample_ns on rank 0's clock,
 // which chooses the calls per sample and tells rank 1, so both run the same sequence.
-std::vector<double> interleaved(Mpi& t, const std::vector<PingMethod>& ms, const Budget& b) {
+std::vector<double> interleaved(Mpi& t, const std::vector<Method>& ms, const Budget& b) {
   std::vector<int64_t> iters(ms.size(), 1);
   for (size_t m = 0; m < ms.size(); ++m) {
     ms[m].run();  // warm-up
@@ -154,7 +149,7 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
     char* fft_out = fft ? static_cast<char*>(rt.alloc(fft_bytes)) : nullptr;
     std::vector<char> tmp(k.bytes + 1), tmp2(k.bytes + 1);
     check_kernel(rt, k, fft_out, fft_bytes);  // ddtkit's bytes; the MPI's are ddtbench_mpi --check's subject
-    std::vector<PingMethod> ms;
+    std::vector<Method> ms;
     if (fft) {  // two transposes per iteration (spec §2.2)
       char* a = k.arrays[0].get();
       ms = {{"mpi-ddt", [&] { for (int x = 0; x < 2; ++x) t.ck(MPI_Alltoall(a, 1, mt, fft_out, 1, mt, MPI_COMM_WORLD), "MPI_Alltoall"); }},
@@ -167,14 +162,8 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
                }
              }}};
     } else {
-      ms = {{"mpi-ddt", [&] {
-               if (me == 0) t.send(mbuf, count, mt, peer, 4), t.recv(mbuf, count, mt, peer, 4);
-               else t.recv(mbuf, count, mt, peer, 4), t.send(mbuf, count, mt, peer, 4);
-             }},
-            {"ddtkit", [&] {
-               if (me == 0) rt.send(buf, k.count, k.type, peer, 4), rt.recv(buf, k.count, k.type, peer, 4);
-               else rt.recv(buf, k.count, k.type, peer, 4), rt.send(buf, k.count, k.type, peer, 4);
-             }},
+      ms = {{"mpi-ddt", [&] { round_trip(t, mbuf, count, mt, 4); }},
+            {"ddtkit", [&] { round_trip(rt, buf, k.count, k.type, 4); }},
             {"mpi-hand", [&] {  // rank 1 unpacks and packs again, as the application would
                if (me == 0) {
                  k.manual_pack(tmp.data());
