@@ -57,12 +57,12 @@ build: deps
 	cmake --build build -j $(JOBS)
 
 build-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDT_SANITIZE=ON >/dev/null
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDT_SANITIZE=ON -DDDT_CUDA=OFF >/dev/null
 	cmake --build build-asan -j $(JOBS)
 
 build-fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-	  -DCMAKE_CXX_COMPILER=clang++ -DDDT_FUZZ=ON -DDDT_SANITIZE=ON >/dev/null
+	  -DCMAKE_CXX_COMPILER=clang++ -DDDT_FUZZ=ON -DDDT_SANITIZE=ON -DDDT_CUDA=OFF >/dev/null
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_deserialize fuzz_constructors fuzz_notation random_campaign
 
 test-release: build

@@ -2,6 +2,7 @@
 #   include/*.h                          every public header
 #   lib/libddtkit.so.X.Y.Z, .so.X, .so   the shared library (SONAME libddtkit.so.X)
 #   lib/libddtkit.a                      the static library
+#   lib/libddtkit_cuda.a                 the GPU layer (ddtkit::cuda), when built with CUDA
 #   lib/cmake/ddtkit/                    find_package(ddtkit): ddtkit::ddtkit (shared),
 #                                        ddtkit::ddtkit_static (static, with its link needs)
 #   lib/pkgconfig/ddtkit.pc              pkg-config ddtkit (--static adds Libs.private)
@@ -23,6 +24,14 @@ install(TARGETS ddtkit ddtkit_shared EXPORT ddtkitTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT ddtkitTargets NAMESPACE ddtkit:: DESTINATION ${ddt_cmake_dir})
+# The GPU layer in an export set of its own: its link needs name CUDA::cudart_static, which a
+# consumer without the CUDA toolkit cannot resolve, so ddtkitConfig.cmake loads it only when the
+# toolkit is found.
+if(TARGET ddtkit_cuda)
+  set_target_properties(ddtkit_cuda PROPERTIES EXPORT_NAME cuda)
+  install(TARGETS ddtkit_cuda EXPORT ddtkitCudaTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT ddtkitCudaTargets NAMESPACE ddtkit:: DESTINATION ${ddt_cmake_dir})
+endif()
 # The package finds itself relative to its own folder (PACKAGE_PREFIX_DIR), so an installed
 # prefix can be moved; 0.x keeps one SONAME, hence one major version for the package too.
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/ddtkitConfig.cmake.in

@@ -34,7 +34,8 @@ enum {
   DDT_ERR_VERSION = 12,   /* serialized by an incompatible format version */
   DDT_ERR_PREDEFINED = 13, /* operation not allowed on a predefined type (e.g. set_bounds) */
   DDT_ERR_COMM = 14,      /* runtime: not in a job started by `ddtkit run`, or not initialised */
-  DDT_ERR_PEER = 15       /* runtime: a peer process of the operation has died */
+  DDT_ERR_PEER = 15,      /* runtime: a peer process of the operation has died */
+  DDT_ERR_DEVICE = 16     /* GPU (ddtkit_cuda.h): no usable CUDA device, or a CUDA call failed */
 };
 
 /* ---- predefined types ------------------------------------------------------------------ */

@@ -7,7 +7,7 @@ cmake_minimum_required(VERSION 3.20)  # script mode: the project's policies (IN_
 # Layers in DESIGN.md's order (top first). util/ is not a layer: anything may use it.
 set(order layout type plan cpu cuda spin shm mpi)
 # The layers checked here, each against every layer listed after it.
-set(checked layout type plan cpu spin shm)
+set(checked layout type plan cpu cuda spin shm)
 
 if(NOT SRC OR NOT IS_DIRECTORY "${SRC}")
   message(FATAL_ERROR "check_layers: pass -DSRC=<source folder>, got '${SRC}'")

@@ -2,6 +2,7 @@
 // message is posted, since its copy may run later): a usable (type, count, offset), and no
 // hostile buffer. Every check happens before the first byte moves.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "type/type.hpp"
@@ -37,15 +38,20 @@ inline constexpr int64_t kLowAddresses = int64_t{64} << 10;
 // real ones (an absolute-address type from a shifted base) is fine. In 64-bit unsigned arithmetic
 // (every call pays for this check); the caller has checked that (count - 1) * extent fits, and a
 // length that overflows 64 bits is hostile anyway.
+inline void typed_span(const void* buf, int64_t count, ddt_type type, uint64_t* lo, uint64_t* len, bool* wraps) {
+  const int64_t span = (count - 1) * type->extent();
+  *lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb) +
+        static_cast<uint64_t>(span < 0 ? span : 0);  // modulo 2^64
+  *wraps = __builtin_add_overflow(static_cast<uint64_t>(type->true_ub - type->true_lb),
+                                  span < 0 ? -static_cast<uint64_t>(span) : static_cast<uint64_t>(span), len);
+}
+
 inline bool hostile(const void* buf, int64_t count, ddt_type type) {
   if (count == 0 || type->size == 0) return false;
-  const int64_t span = (count - 1) * type->extent();
-  const uint64_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb) +
-                      static_cast<uint64_t>(span < 0 ? span : 0);  // modulo 2^64
-  uint64_t len;
-  if (__builtin_add_overflow(static_cast<uint64_t>(type->true_ub - type->true_lb),
-                             span < 0 ? -static_cast<uint64_t>(span) : static_cast<uint64_t>(span), &len))
-    return true;
+  uint64_t lo, len;
+  bool wraps;
+  typed_span(buf, count, type, &lo, &len, &wraps);
+  if (wraps) return true;
   const uint64_t top = UINT64_MAX - static_cast<uint64_t>(kLowAddresses) + 1;  // the window below 2^64
   return lo < static_cast<uint64_t>(kLowAddresses) || lo >= top || len > top - lo;
 }
@@ -54,6 +60,39 @@ inline bool hostile(const void* buf, int64_t count, ddt_type type) {
 inline bool hostile(const void* p, int64_t n) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   return n > 0 && a < static_cast<uintptr_t>(kLowAddresses);
+}
+
+// The checks of ddt_pack (and of the GPU layer's pack): *n is the number of bytes to move.
+inline int pack_args(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, const void* outbuf,
+                     int64_t outsize, const int64_t* packed, int64_t* n) {
+  int64_t total;
+  if (int e = stream(type, incount, offset, &total)) return e;
+  if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
+  *n = std::min(outsize, total - offset);
+  if (*n > 0 && (hostile(inbuf, incount, type) || hostile(outbuf, *n))) return DDT_ERR_ARG;
+  return DDT_SUCCESS;
+}
+
+// The checks of ddt_unpack: insize bytes fit the stream from offset on.
+inline int unpack_args(const void* inbuf, int64_t insize, const void* outbuf, int64_t outcount, ddt_type type,
+                       int64_t offset, const int64_t* unpacked) {
+  int64_t total;
+  if (int e = stream(type, outcount, offset, &total)) return e;
+  if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
+  if (insize > total - offset) return DDT_ERR_TRUNCATE;
+  if (insize > 0 && (hostile(outbuf, outcount, type) || hostile(inbuf, insize))) return DDT_ERR_ARG;
+  return DDT_SUCCESS;
+}
+
+// The checks of ddt_copy: *total is both sides' packed size.
+inline int copy_args(const void* src, int64_t scount, ddt_type stype, const void* dst, int64_t dcount, ddt_type dtype,
+                     int64_t* total) {
+  int64_t dtotal;
+  if (int e = stream(stype, scount, 0, total)) return e;
+  if (int e = stream(dtype, dcount, 0, &dtotal)) return e;
+  if (*total != dtotal) return DDT_ERR_SIZE_MISMATCH;
+  if (*total > 0 && (hostile(src, scount, stype) || hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
+  return DDT_SUCCESS;
 }
 
 }  // namespace ddt

@@ -8,6 +8,7 @@
 #include "cpu/copy_kernels.hpp"
 #include "cpu/cursor.hpp"
 #include "cpu/arguments.hpp"
+#include "cpu/device.hpp"
 #include "cpu/list.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/parts.hpp"
@@ -191,6 +192,8 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
 
 namespace ddt {
 
+std::atomic<const DeviceHook*> device_hook{nullptr};
+
 // Records the address of every block a cursor passes (all blocks of one width w: a Nest plan's
 // layout), so that two sides' blocks can be paired.
 struct BlockAddrs {
@@ -323,11 +326,15 @@ extern "C" {
 
 int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
              int64_t outsize, int64_t* packed) {
-  int64_t total;
-  if (int e = ddt::stream(type, incount, offset, &total)) return e;
-  if (!packed || outsize < 0 || (outsize > 0 && !outbuf)) return DDT_ERR_ARG;
-  const int64_t n = std::min(outsize, total - offset);
-  if (n > 0 && (ddt::hostile(inbuf, incount, type) || ddt::hostile(outbuf, n))) return DDT_ERR_ARG;
+  int64_t n;
+  if (int e = ddt::pack_args(inbuf, incount, type, offset, outbuf, outsize, packed, &n)) return e;
+  if (const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed); d && n > 0) {
+    const int e = d->pack(inbuf, incount, type, offset, outbuf, n);
+    if (e != ddt::kNotMine) {
+      if (e == DDT_SUCCESS) *packed = n;
+      return e;
+    }
+  }
   return ddt::guarded([&] {
     move<true>(type, incount, reinterpret_cast<uintptr_t>(inbuf), offset, offset + n, static_cast<char*>(outbuf));
     if (n >= ddt::kStreamBytes) ddt::stream_fence();
@@ -338,11 +345,14 @@ int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, 
 
 int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
                int64_t offset, int64_t* unpacked) {
-  int64_t total;
-  if (int e = ddt::stream(type, outcount, offset, &total)) return e;
-  if (!unpacked || insize < 0 || (insize > 0 && !inbuf)) return DDT_ERR_ARG;
-  if (insize > total - offset) return DDT_ERR_TRUNCATE;
-  if (insize > 0 && (ddt::hostile(outbuf, outcount, type) || ddt::hostile(inbuf, insize))) return DDT_ERR_ARG;
+  if (int e = ddt::unpack_args(inbuf, insize, outbuf, outcount, type, offset, unpacked)) return e;
+  if (const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed); d && insize > 0) {
+    const int e = d->unpack(inbuf, insize, outbuf, outcount, type, offset);
+    if (e != ddt::kNotMine) {
+      if (e == DDT_SUCCESS) *unpacked = insize;
+      return e;
+    }
+  }
   return ddt::guarded([&] {
     move<false>(type, outcount, reinterpret_cast<uintptr_t>(outbuf), offset, offset + insize,
                 const_cast<char*>(static_cast<const char*>(inbuf)));
@@ -370,11 +380,12 @@ int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struc
 
 int ddt_copy(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount,
              ddt_type dtype) {
-  int64_t stotal, dtotal;
-  if (int e = ddt::stream(stype, scount, 0, &stotal)) return e;
-  if (int e = ddt::stream(dtype, dcount, 0, &dtotal)) return e;
-  if (stotal != dtotal) return DDT_ERR_SIZE_MISMATCH;
-  if (stotal > 0 && (ddt::hostile(src, scount, stype) || ddt::hostile(dst, dcount, dtype))) return DDT_ERR_ARG;
+  int64_t stotal;
+  if (int e = ddt::copy_args(src, scount, stype, dst, dcount, dtype, &stotal)) return e;
+  if (const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed); d && stotal > 0) {
+    const int e = d->copy(src, scount, stype, dst, dcount, dtype, stotal);
+    if (e != ddt::kNotMine) return e;
+  }
   return ddt::guarded([&] {
     ddt::copy_range(src, scount, stype, dst, dcount, dtype, stotal);
     return static_cast<int>(DDT_SUCCESS);

@@ -15,6 +15,7 @@ int mpi_error(int ddt_code) {
     case DDT_ERR_NOT_COMMITTED: return MPI_ERR_TYPE;
     case DDT_ERR_COUNT: return MPI_ERR_COUNT;
     case DDT_ERR_PEER: return MPI_ERR_OTHER;  // the runtime's peer process has died
+    case DDT_ERR_DEVICE: return MPI_ERR_OTHER;  // a CUDA call of the GPU layer failed
     default: return MPI_ERR_INTERN;
   }
 }

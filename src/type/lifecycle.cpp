@@ -114,6 +114,7 @@ const char* ddt_error_string(int code) {
     case DDT_ERR_PREDEFINED: return "operation not allowed on a predefined datatype";
     case DDT_ERR_COMM: return "not in a ddtkit job, or the runtime is not initialised";
     case DDT_ERR_PEER: return "a peer process has died";
+    case DDT_ERR_DEVICE: return "no usable CUDA device, or a CUDA call failed";
     default: return "unknown error code";
   }
 }

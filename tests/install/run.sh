@@ -132,6 +132,11 @@ cmake -S "$root/tests/install/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$p
 grep -q "ddtkit_DIR:PATH=$prefix/lib/cmake/ddtkit" "$work/cmake/CMakeCache.txt" || fail "CMake found another ddtkit"
 check_run "cmake ddtkit::ddtkit" "$work/cmake/example_shared" shared
 check_run "cmake ddtkit::ddtkit_static" "$work/cmake/example_static" static
+if [ -f "$prefix/lib/libddtkit_cuda.a" ]; then  # the GPU layer, where this build has one
+  [ -x "$work/cmake/example_cuda" ] || fail "ddtkit::cuda: no consumer built against the installed GPU layer"
+  "$work/cmake/example_cuda" | grep -q "ddt_cuda_init: answered" || fail "ddtkit::cuda consumer"
+  step "cmake ddtkit::cuda: links and runs"
+fi
 
 # 2. and 3. pkg-config (only the prefix's ddtkit.pc is visible)
 pc() { PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" pkg-config "$@"; }

@@ -1,0 +1,16 @@
+# make test-gpu   the GPU layer's tests, on a machine with an NVIDIA GPU (issue 12). Needs the CUDA
+#                 toolkit, CMake, a C++ compiler and GoogleTest, and no network: no MPI, no Python
+#                 packages. A machine without a usable GPU fails it, with the reason.
+# make bench-gpu  the GPU benchmarks alone (bench/gpu_bench.cpp), same needs.
+# make test runs the CPU half of the GPU tests on every machine (gpu_units: the kernels' logic
+# on the CPU) and the GPU half where a device is usable (gpu: skipped, with the reason, elsewhere).
+.PHONY: test-gpu build-gpu
+
+build-gpu:
+	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test
+
+test-gpu: build-gpu
+	build-gpu/tests/cuda/gpu_units_test --types 5000 --seed 1
+	build-gpu/tests/cuda/gpu_test --types 5000 --seed 1
+	@echo "make test-gpu: the GPU tests passed"

@@ -1,0 +1,25 @@
+// Device memory in ddt_pack, ddt_unpack and ddt_copy. The CPU executors know no CUDA (DESIGN.md's
+// layers): the GPU layer (src/cuda/), when it is linked and initialised (ddt_cuda_init, or any
+// ddt_cuda_* call), installs a DeviceHook, and execute.cpp offers each call to it after the
+// argument checks and before the CPU path. Without it a call pays one relaxed load of a null
+// pointer; with it, host-buffer calls pay the hook's pointer query.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "ddtkit.h"
+
+namespace ddt {
+
+// Each returns kNotMine when no buffer of the call is GPU memory (the CPU path runs), else the
+// call's result, the work done and synchronised. The arguments are checked; n > 0.
+constexpr int kNotMine = -1;
+struct DeviceHook {
+  int (*pack)(const void* in, int64_t incount, ddt_type t, int64_t offset, void* out, int64_t n);
+  int (*unpack)(const void* in, int64_t n, void* out, int64_t outcount, ddt_type t, int64_t offset);
+  int (*copy)(const void* src, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n);
+};
+
+extern std::atomic<const DeviceHook*> device_hook;
+
+}  // namespace ddt

@@ -1,0 +1,278 @@
+// The GPU layer's entry points: ddt_cuda_* (ddtkit_cuda.h) and the hook through which ddt_pack,
+// ddt_unpack and ddt_copy hand calls with GPU buffers to it (cpu/device.hpp).
+//
+// What runs where (the GPU half of the plan, by memory kinds; memory.hpp names them):
+//   * no buffer in device or managed memory: the CPU executors (pinned host memory is host
+//     memory: the CPU reaches it at full speed, a kernel only over the bus);
+//   * every buffer reachable by a kernel of the device: one kernel, which reads and writes pinned
+//     host memory directly where a side is pinned (HAND's host bypass: no staging copy);
+//   * the typed side on the GPU, the other side pageable host memory: the kernel packs into (or
+//     unpacks from) a stream-ordered device buffer, and one cudaMemcpy moves it across;
+//   * the typed side pageable host memory, the packed side on the GPU: the CPU packs into (or
+//     unpacks from) a host buffer, and one cudaMemcpy moves it across.
+// A type-to-type copy with one side pageable is a pack on one side and an unpack on the other,
+// each by the rule above. Choices between these and the DMA engine (cudaMemcpy2D/3D for boxes)
+// need measurements on a GPU that this code has not had yet: the README's GPU section says so.
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "cpu/arguments.hpp"
+#include "cpu/device.hpp"
+#include "cuda/kernels.hpp"
+#include "cuda/layouts.hpp"
+#include "cuda/memory.hpp"
+#include "ddtkit_cuda.h"
+#include "plan/plan.hpp"
+#include "util/guarded.hpp"
+
+namespace ddt::gpu {
+
+namespace {
+
+int status(cudaError_t e) {
+  if (e == cudaSuccess) return DDT_SUCCESS;
+  cudaGetLastError();  // a non-sticky error must not fail the caller's next CUDA call
+  return e == cudaErrorMemoryAllocation ? DDT_ERR_NO_MEM : DDT_ERR_DEVICE;
+}
+
+// The locator and grain bits of (count elements of) t on `device` (units.hpp's side_of); a
+// layout that is not a nest is uploaded there (layouts.hpp).
+struct Prepared {
+  Side side;
+  uint64_t bits = 0;
+  void* temporary = nullptr;
+};
+
+cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, Prepared* p) {
+  p->bits = side_of(t, count, &p->side);
+  if (p->side.nest) return cudaSuccess;
+  Upload u;
+  if (cudaError_t e = upload(t, device, stream, &u)) return e;
+  p->side.t.nodes = u.nodes, p->side.t.entries = u.entries, p->side.t.prefix = u.prefix;
+  p->bits |= u.grain_bits;
+  p->temporary = u.temporary;
+  return cudaSuccess;
+}
+
+uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Stream bytes [lo, lo + n) between the typed buffer and packed, on the current device.
+int move_on(int device, bool gather, const void* typed, int64_t count, ddt_type t, int64_t lo, int64_t n,
+            const void* packed, cudaStream_t stream) {
+  Prepared p;
+  if (cudaError_t e = prepare(t, count, device, stream, &p)) return status(e);
+  const int64_t g = grain_of(p.bits | addr(typed) | addr(packed) | static_cast<uint64_t>(lo) | static_cast<uint64_t>(n));
+  const cudaError_t e = launch_move(gather, p.side, const_cast<char*>(static_cast<const char*>(typed)),
+                                    const_cast<char*>(static_cast<const char*>(packed)), lo, n / g, g, stream);
+  if (p.temporary) cudaFreeAsync(p.temporary, stream);
+  return status(e);
+}
+
+int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt,
+            int64_t n, cudaStream_t stream) {
+  Prepared ps, pd;
+  if (cudaError_t e = prepare(st, scount, device, stream, &ps)) return status(e);
+  cudaError_t e = prepare(dt, dcount, device, stream, &pd);
+  if (e == cudaSuccess) {
+    const int64_t g = grain_of(ps.bits | pd.bits | addr(src) | addr(dst) | static_cast<uint64_t>(n));
+    e = launch_copy(ps.side, static_cast<const char*>(src), pd.side, static_cast<char*>(dst), n / g, g, stream);
+  }
+  if (ps.temporary) cudaFreeAsync(ps.temporary, stream);
+  if (pd.temporary) cudaFreeAsync(pd.temporary, stream);
+  return status(e);
+}
+
+// The bytes a call may touch lie inside the allocations the driver knows of.
+bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t) {
+  if (count == 0 || t->size == 0) return true;
+  uint64_t lo, len;
+  bool wraps;
+  typed_span(buf, count, t, &lo, &len, &wraps);
+  return !wraps && inside(w, lo, len);
+}
+
+// The device a synchronous call runs on: that of its device buffer (DDT_ERR_ARG for two on
+// different devices), else the current one.
+int pick_device(const Where& a, const Where& b, int* device) {
+  if (a.kind == Mem::Device && b.kind == Mem::Device && a.device != b.device) return DDT_ERR_ARG;
+  if (a.kind == Mem::Device) return *device = a.device, DDT_SUCCESS;
+  if (b.kind == Mem::Device) return *device = b.device, DDT_SUCCESS;
+  return status(cudaGetDevice(device));
+}
+
+// Runs f with `device` current, then makes the caller's current device current again.
+template <class F>
+int on(int device, F f) {
+  int old = -1;
+  if (cudaError_t e = cudaGetDevice(&old)) return status(e);
+  if (old != device)
+    if (cudaError_t e = cudaSetDevice(device)) return status(e);
+  const int r = guarded(f);
+  if (old != device) cudaSetDevice(old);
+  return r;
+}
+
+// Synchronous calls run on the legacy default stream: after the work the caller queued on its
+// blocking streams, as a blocking MPI call would see the data.
+const cudaStream_t kSync = cudaStreamLegacy;
+
+int finish(int r) {
+  if (r != DDT_SUCCESS) return r;
+  return status(cudaStreamSynchronize(kSync));
+}
+
+// A stream-ordered device buffer of n bytes, freed on the stream when it goes.
+struct DeviceTemp {
+  void* p = nullptr;
+  cudaError_t e;
+  explicit DeviceTemp(int64_t n) : e(cudaMallocAsync(&p, static_cast<size_t>(n), kSync)) {}
+  ~DeviceTemp() {
+    if (p) cudaFreeAsync(p, kSync);
+  }
+};
+
+// Moves n packed bytes between the typed buffer (a) and the packed one (b), synchronously, by the
+// rules at the top of this file.
+int move_sync(bool gather, const void* typed, int64_t count, ddt_type t, int64_t lo, int64_t n, void* packed) {
+  Where a, b;
+  if (!where(typed, &a) || !where(packed, &b)) return kNotMine;
+  if (!on_device(a) && !on_device(b)) return kNotMine;
+  if (!typed_inside(a, typed, count, t) || !inside(b, addr(packed), static_cast<uint64_t>(n))) return DDT_ERR_ARG;
+  int device;
+  if (int e = pick_device(a, b, &device)) return e;
+  return on(device, [&] {
+    if (reachable(a, device) && reachable(b, device))
+      return finish(move_on(device, gather, typed, count, t, lo, n, packed, kSync));
+    if (reachable(a, device)) {  // the packed side is pageable: through a device buffer
+      DeviceTemp tmp(n);
+      if (tmp.e) return status(tmp.e);
+      if (!gather) {
+        if (cudaError_t e = cudaMemcpyAsync(tmp.p, packed, n, cudaMemcpyHostToDevice, kSync)) return status(e);
+      }
+      if (int r = move_on(device, gather, typed, count, t, lo, n, tmp.p, kSync)) return r;
+      if (gather) {
+        if (cudaError_t e = cudaMemcpyAsync(packed, tmp.p, n, cudaMemcpyDeviceToHost, kSync)) return status(e);
+      }
+      return finish(DDT_SUCCESS);
+    }
+    // The typed side is pageable host memory: the CPU moves it, through a host buffer.
+    std::vector<char> host(static_cast<size_t>(n));
+    int64_t done = 0;
+    if (gather) {
+      if (int r = ddt_pack(typed, count, t, lo, host.data(), n, &done)) return r;
+      return status(cudaMemcpy(packed, host.data(), n, cudaMemcpyHostToDevice));
+    }
+    if (cudaError_t e = cudaMemcpy(host.data(), packed, n, cudaMemcpyDeviceToHost)) return status(e);
+    return ddt_unpack(host.data(), n, const_cast<void*>(typed), count, t, lo, &done);
+  });
+}
+
+int hook_pack(const void* in, int64_t incount, ddt_type t, int64_t offset, void* out, int64_t n) {
+  return move_sync(true, in, incount, t, offset, n, out);
+}
+int hook_unpack(const void* in, int64_t n, void* out, int64_t outcount, ddt_type t, int64_t offset) {
+  return move_sync(false, out, outcount, t, offset, n, const_cast<void*>(in));
+}
+int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n) {
+  Where a, b;
+  if (!where(src, &a) || !where(dst, &b)) return kNotMine;
+  if (!on_device(a) && !on_device(b)) return kNotMine;
+  if (!typed_inside(a, src, scount, st) || !typed_inside(b, dst, dcount, dt)) return DDT_ERR_ARG;
+  int device;
+  if (int e = pick_device(a, b, &device)) return e;
+  return on(device, [&] {
+    if (reachable(a, device) && reachable(b, device))
+      return finish(copy_on(device, src, scount, st, dst, dcount, dt, n, kSync));
+    // One side pageable: a pack into a device buffer and an unpack from it, each by move_sync's
+    // rules (the pageable side's half runs on the CPU).
+    DeviceTemp tmp(n);
+    if (tmp.e) return status(tmp.e);
+    if (int r = move_sync(true, src, scount, st, 0, n, tmp.p)) return r;
+    return move_sync(false, dst, dcount, dt, 0, n, tmp.p);
+  });
+}
+
+const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy};
+
+int init() {
+  static const int r = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+      cudaGetLastError();
+      return static_cast<int>(DDT_ERR_DEVICE);
+    }
+    Where w;
+    if (!where(&n, &w)) return static_cast<int>(DDT_ERR_DEVICE);
+    device_hook.store(&kHook, std::memory_order_release);
+    return static_cast<int>(DDT_SUCCESS);
+  }();
+  return r;
+}
+
+// The async forms' memory rule: every buffer reachable by a kernel of the current device, and
+// every range inside its allocation.
+int async_device(const void* typed, int64_t count, ddt_type t, const void* packed, int64_t n, int* device) {
+  if (int e = init()) return e;
+  if (int e = status(cudaGetDevice(device))) return e;
+  Where a, b;
+  if (!where(typed, &a) || !where(packed, &b)) return DDT_ERR_DEVICE;
+  if (!reachable(a, *device) || !reachable(b, *device)) return DDT_ERR_ARG;
+  if (!typed_inside(a, typed, count, t) || !inside(b, addr(packed), static_cast<uint64_t>(n))) return DDT_ERR_ARG;
+  return DDT_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace ddt::gpu
+
+extern "C" {
+
+int ddt_cuda_init(void) { return ddt::gpu::init(); }
+
+int ddt_cuda_pack_async(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
+                        int64_t outsize, int64_t* packed, cudaStream_t stream) {
+  int64_t n;
+  if (int e = ddt::pack_args(inbuf, incount, type, offset, outbuf, outsize, packed, &n)) return e;
+  if (int e = ddt::gpu::init()) return e;
+  if (n > 0) {
+    int device;
+    if (int e = ddt::gpu::async_device(inbuf, incount, type, outbuf, n, &device)) return e;
+    if (int e = ddt::guarded([&] { return ddt::gpu::move_on(device, true, inbuf, incount, type, offset, n, outbuf, stream); }))
+      return e;
+  }
+  *packed = n;
+  return DDT_SUCCESS;
+}
+
+int ddt_cuda_unpack_async(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
+                          int64_t offset, int64_t* unpacked, cudaStream_t stream) {
+  if (int e = ddt::unpack_args(inbuf, insize, outbuf, outcount, type, offset, unpacked)) return e;
+  if (int e = ddt::gpu::init()) return e;
+  if (insize > 0) {
+    int device;
+    if (int e = ddt::gpu::async_device(outbuf, outcount, type, inbuf, insize, &device)) return e;
+    if (int e = ddt::guarded([&] { return ddt::gpu::move_on(device, false, outbuf, outcount, type, offset, insize, inbuf, stream); }))
+      return e;
+  }
+  *unpacked = insize;
+  return DDT_SUCCESS;
+}
+
+int ddt_cuda_copy_async(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype,
+                        cudaStream_t stream) {
+  int64_t n;
+  if (int e = ddt::copy_args(src, scount, stype, dst, dcount, dtype, &n)) return e;
+  if (int e = ddt::gpu::init()) return e;
+  if (n == 0) return DDT_SUCCESS;
+  int device;
+  ddt::gpu::Where a, b;
+  if (int e = ddt::gpu::status(cudaGetDevice(&device))) return e;
+  if (!ddt::gpu::where(src, &a) || !ddt::gpu::where(dst, &b)) return DDT_ERR_DEVICE;
+  if (!ddt::gpu::reachable(a, device) || !ddt::gpu::reachable(b, device) ||
+      !ddt::gpu::typed_inside(a, src, scount, stype) || !ddt::gpu::typed_inside(b, dst, dcount, dtype))
+    return DDT_ERR_ARG;
+  return ddt::guarded([&] { return ddt::gpu::copy_on(device, src, scount, stype, dst, dcount, dtype, n, stream); });
+}
+
+}  // extern "C"

@@ -1,0 +1,112 @@
+#include "cuda/layouts.hpp"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace ddt::gpu {
+
+namespace {
+
+struct Key {
+  int device;
+  uint8_t hash[16];
+  bool operator<(const Key& o) const {
+    if (device != o.device) return device < o.device;
+    return std::memcmp(hash, o.hash, 16) < 0;
+  }
+};
+
+struct Cache {
+  std::mutex mu;
+  std::map<Key, Upload> entries;
+  std::map<int, uint64_t> bytes;  // per device
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: kernels may run until the process ends
+  return *c;
+}
+
+// The three arrays in one allocation, each part 16-byte aligned.
+struct Packing {
+  size_t nodes, entries, prefix, total;
+  explicit Packing(const Layout& L) {
+    auto up = [](size_t x) { return (x + 15) / 16 * 16; };
+    nodes = 0;
+    entries = up(L.nodes.size() * sizeof(Node));
+    prefix = entries + up(L.entries.size() * sizeof(Entry));
+    total = prefix + up(L.prefix.size() * sizeof(int64_t));
+  }
+  void stage(const Layout& L, std::vector<char>& host) const {
+    host.assign(total, 0);
+    if (!L.nodes.empty()) std::memcpy(host.data() + nodes, L.nodes.data(), L.nodes.size() * sizeof(Node));
+    if (!L.entries.empty()) std::memcpy(host.data() + entries, L.entries.data(), L.entries.size() * sizeof(Entry));
+    if (!L.prefix.empty()) std::memcpy(host.data() + prefix, L.prefix.data(), L.prefix.size() * sizeof(int64_t));
+  }
+  Upload at(const char* dev, uint64_t bits) const {
+    Upload u;
+    u.nodes = reinterpret_cast<const Node*>(dev + nodes);
+    u.entries = reinterpret_cast<const Entry*>(dev + entries);
+    u.prefix = reinterpret_cast<const int64_t*>(dev + prefix);
+    u.grain_bits = bits;
+    return u;
+  }
+};
+
+}  // namespace
+
+cudaError_t upload(ddt_type t, int device, cudaStream_t stream, Upload* out) {
+  Key key{device, {}};
+  layout_hash(t, key.hash);
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.entries.find(key);
+    if (it != c.entries.end()) {
+      *out = it->second;
+      return cudaSuccess;
+    }
+  }
+  const Layout& L = *t->layout;
+  const Packing pk(L);
+  std::vector<char> host;
+  pk.stage(L, host);
+  const uint64_t bits = layout_bits(L);
+  bool room;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    room = c.bytes[device] + pk.total <= kCacheBytes;
+  }
+  if (!room) {  // for this call alone, in the stream's order
+    void* dev = nullptr;
+    if (cudaError_t e = cudaMallocAsync(&dev, pk.total, stream)) return e;
+    if (cudaError_t e = cudaMemcpyAsync(dev, host.data(), pk.total, cudaMemcpyHostToDevice, stream)) {
+      cudaFreeAsync(dev, stream);
+      return e;
+    }
+    // The copy from pageable memory has read `host` when cudaMemcpyAsync returns.
+    *out = pk.at(static_cast<const char*>(dev), bits);
+    out->temporary = dev;
+    return cudaSuccess;
+  }
+  void* dev = nullptr;
+  if (cudaError_t e = cudaMalloc(&dev, pk.total)) return e;
+  if (cudaError_t e = cudaMemcpy(dev, host.data(), pk.total, cudaMemcpyHostToDevice)) {
+    cudaFree(dev);
+    return e;
+  }
+  const Upload u = pk.at(static_cast<const char*>(dev), bits);
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto [it, fresh] = c.entries.emplace(key, u);
+  if (fresh)
+    c.bytes[device] += pk.total;
+  else
+    cudaFree(dev);  // another thread uploaded the same layout first
+  *out = it->second;
+  return cudaSuccess;
+}
+
+}  // namespace ddt::gpu

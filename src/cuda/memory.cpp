@@ -1,0 +1,61 @@
+// The pointer query through the driver's cuPointerGetAttributes, found with the runtime's
+// cudaGetDriverEntryPointByVersion rather than linked: a program that links ddtkit's GPU layer
+// still starts on a machine without the CUDA driver (CI's), where it learns that no device is
+// there instead of failing to load.
+#include "cuda/memory.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+namespace ddt::gpu {
+
+namespace {
+
+using GetAttributes = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
+
+GetAttributes driver_query() {
+  static const GetAttributes fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return GetAttributes{nullptr};
+    return reinterpret_cast<GetAttributes>(f);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+bool where(const void* p, Where* w) {
+  *w = Where{};
+  const GetAttributes query = driver_query();
+  if (!query) return false;
+  // For memory the driver does not know, cuPointerGetAttributes succeeds and leaves every
+  // attribute zero (memory type 0): pageable host memory.
+  unsigned type = 0;
+  int device = -1;
+  unsigned managed = 0;  // CU_POINTER_ATTRIBUTE_IS_MANAGED is a bool, written as such
+  void* start = nullptr;
+  size_t size = 0;
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void* data[] = {&type, &managed, &device, &start, &size};
+  if (query(5, attrs, data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return true;  // unknown: host
+  if (managed & 0xff) {
+    w->kind = Mem::Managed;
+  } else if (type == CU_MEMORYTYPE_DEVICE) {
+    w->kind = Mem::Device;
+  } else if (type == CU_MEMORYTYPE_HOST) {
+    w->kind = Mem::Pinned;
+  } else {
+    return true;
+  }
+  w->device = device;
+  w->base = reinterpret_cast<uintptr_t>(start);
+  w->size = size;
+  return true;
+}
+
+}  // namespace ddt::gpu

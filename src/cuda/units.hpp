@@ -1,0 +1,191 @@
+// The GPU executors' unit of work, compiled for the device (nvcc) and for the host (any C++
+// compiler), so that the same code that runs in the kernels is tested without a GPU: the host
+// emulation in tests/cuda/units_test.cpp runs every unit of a call on the CPU and compares the
+// bytes with the CPU executors.
+//
+// A call moves stream bytes [lo, hi) of (buf, count, layout) between the typed buffer and a
+// packed one. It is cut into units of G bytes, G the grain: the largest power of two (at most
+// 16) that divides every block's size, every block's address, lo, hi and the packed address.
+// Then no unit straddles two blocks, every unit is one aligned load and one aligned store of G
+// bytes, and unit u is found from nothing but its stream position lo + u * G: a seek, the
+// canonical layout's O(depth + log n) promise (layout.hpp). Threads take units by index, so that
+// consecutive threads touch consecutive packed bytes (coalesced on the packed side, and on the
+// typed side within each block), and no thread depends on another: any range, any depth, any
+// count, 64-bit positions.
+//
+// Two locators turn a stream position into a byte offset from the buffer:
+//   NestLoc  a plan of Shape::Nest (plan.hpp: up to kMaxNest strided dimensions around one
+//            block, the vectors, subarrays and DDTBench faces): one division per dimension, the
+//            dimensions held in the kernel's parameters, no memory read;
+//   TreeLoc  any layout: the seek of cursor.hpp over the layout's own arrays (uploaded to the
+//            device once per layout, src/cuda/layouts.cpp): a division at each VEC, a binary
+//            search over the prefix sums at each SEQ (HAND's table kernel: an indexed type is a
+//            SEQ, and each unit finds its block by binary search over the table's prefix sums).
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "layout/layout.hpp"
+#include "plan/plan.hpp"
+
+#if defined(__CUDACC__)
+#define DDT_HD __host__ __device__ __forceinline__
+#else
+#define DDT_HD inline
+#endif
+
+namespace ddt::gpu {
+
+constexpr int64_t kMaxGrain = 16;
+
+// The lowest set bit of x capped at kMaxGrain: the largest power of two <= 16 dividing x (in
+// two's complement, so negative strides and displacements count by their magnitude).
+DDT_HD int64_t grain_of(uint64_t x) {
+  x |= static_cast<uint64_t>(kMaxGrain);
+  return static_cast<int64_t>(x & (~x + 1));
+}
+
+// The grain bits of a layout's blocks: sizes, strides and displacements OR-ed (not its
+// position, nor the extent: side_of adds those per call). O(nodes + entries): kept with a
+// layout's upload (layouts.hpp), not computed per call.
+inline uint64_t layout_bits(const Layout& L) {
+  uint64_t bits = 0;
+  for (const Node& n : L.nodes) {
+    if (n.kind == Kind::Block) bits |= static_cast<uint64_t>(n.size);
+    if (n.kind == Kind::Vec) bits |= static_cast<uint64_t>(n.stride);
+  }
+  for (const Entry& e : L.entries) bits |= static_cast<uint64_t>(e.disp);
+  return bits;
+}
+
+// A Nest plan as kernel parameters: element k at disp + k * ext, es stream bytes each;
+// dimension j (0 innermost) is n copies at stride s[j] of child_size[j] stream bytes.
+struct NestLoc {
+  int dims = 0;
+  int64_t disp = 0, ext = 0, es = 0;
+  int64_t s[kMaxNest] = {}, child_size[kMaxNest] = {};
+  DDT_HD int64_t operator()(int64_t pos) const {
+    const int64_t k = pos / es;
+    int64_t r = pos - k * es, off = disp + k * ext;
+    for (int j = dims - 1; j >= 0; --j) {
+      const int64_t i = r / child_size[j];
+      r -= i * child_size[j];
+      off += i * s[j];
+    }
+    return off + r;
+  }
+};
+
+inline NestLoc nest_loc(const Plan& p) {
+  NestLoc x;
+  x.dims = p.dims, x.disp = p.disp, x.ext = p.extent, x.es = p.size;
+  for (int j = 0; j < p.dims; ++j) x.s[j] = p.s[j], x.child_size[j] = p.level_size[j];
+  return x;
+}
+
+// A layout's arrays (in device memory for a kernel, in host memory for the emulation).
+struct TreeLoc {
+  const Node* nodes = nullptr;
+  const Entry* entries = nullptr;
+  const int64_t* prefix = nullptr;
+  int64_t root = 0, disp = 0, ext = 0, es = 0;
+  DDT_HD int64_t operator()(int64_t pos) const {
+    const int64_t k = pos / es;
+    int64_t r = pos - k * es, off = disp + k * ext, node = root;
+    for (;;) {
+      const Node& n = nodes[node];
+      if (n.kind == Kind::Block) return off + r;
+      if (n.kind == Kind::Vec) {
+        const int64_t cs = nodes[n.child].size;
+        const int64_t i = r / cs;
+        r -= i * cs;
+        off += i * n.stride;
+        node = n.child;
+        continue;
+      }
+      // SEQ: the last entry whose prefix is <= r (prefix[first] == 0 <= r always holds).
+      int64_t a = n.child, b = n.child + n.count;  // the answer is in [a, b)
+      while (b - a > 1) {
+        const int64_t m = a + (b - a) / 2;
+        if (prefix[m] <= r) a = m; else b = m;
+      }
+      r -= prefix[a];
+      off += entries[a].disp;
+      node = entries[a].node;
+    }
+  }
+};
+
+// One typed side of a call: which locator finds its bytes.
+struct Side {
+  bool nest = false;
+  NestLoc n;  // nest: the plan's dimensions
+  TreeLoc t;  // otherwise: the layout's arrays
+};
+
+// The locator of count elements of t, and the grain bits it implies. A nest is complete here;
+// for any other layout the caller points s->t's arrays at a copy of the layout the kernel can
+// read (layouts.hpp's upload; the host's own arrays in the emulation) and ORs in its
+// layout_bits.
+inline uint64_t side_of(ddt_type t, int64_t count, Side* s) {
+  const Plan& pl = plan_of(t);
+  uint64_t bits = static_cast<uint64_t>(pl.disp);
+  if (count > 1) bits |= static_cast<uint64_t>(t->extent());
+  if (pl.shape == Shape::Nest) {
+    s->nest = true;
+    s->n = nest_loc(pl);
+    bits |= static_cast<uint64_t>(pl.width);
+    for (int j = 0; j < pl.dims; ++j) bits |= static_cast<uint64_t>(pl.s[j]);
+    return bits;
+  }
+  const Layout& L = *t->layout;
+  s->nest = false;
+  s->t = TreeLoc{nullptr, nullptr, nullptr, L.root, L.disp, t->extent(), L.size()};
+  return bits;
+}
+
+// One aligned move of G bytes. On the device a typed load and store (16 B: one vector
+// load/store); on the host memcpy, which compiles to the same move without aliasing questions.
+template <int G>
+struct WordOf;
+template <> struct WordOf<1> { using T = uint8_t; };
+template <> struct WordOf<2> { using T = uint16_t; };
+template <> struct WordOf<4> { using T = uint32_t; };
+template <> struct WordOf<8> { using T = uint64_t; };
+#if defined(__CUDACC__)
+template <> struct WordOf<16> { using T = uint4; };
+#else
+struct alignas(16) Word16 { uint64_t a, b; };
+template <> struct WordOf<16> { using T = Word16; };
+#endif
+
+template <int G>
+DDT_HD void move_word(char* to, const char* from) {
+#if defined(__CUDA_ARCH__)
+  using T = typename WordOf<G>::T;
+  *reinterpret_cast<T*>(to) = *reinterpret_cast<const T*>(from);
+#else
+  std::memcpy(to, from, G);
+#endif
+}
+
+// Unit u of a pack (Gather) or unpack of stream bytes from lo: typed side buf, packed side seq
+// (seq points at stream byte lo).
+template <bool Gather, int G, class Loc>
+DDT_HD void move_unit(const Loc& loc, char* buf, char* seq, int64_t lo, int64_t u) {
+  char* typed = buf + loc(lo + u * G);
+  char* packed = seq + u * G;
+  if (Gather)
+    move_word<G>(packed, typed);
+  else
+    move_word<G>(typed, packed);
+}
+
+// Unit u of a type-to-type copy: the same stream position in both layouts.
+template <int G, class SrcLoc, class DstLoc>
+DDT_HD void copy_unit(const SrcLoc& sl, const char* src, const DstLoc& dl, char* dst, int64_t u) {
+  const int64_t pos = u * G;
+  move_word<G>(dst + dl(pos), src + sl(pos));
+}
+
+}  // namespace ddt::gpu
