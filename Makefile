@@ -125,6 +125,9 @@ bench: build $(VENV_BENCH)/.ok
 	@# within ddt_runtime_bench above, 3 and 4 are oversubscribed on 2 cores (marked so in the report)
 	@for np in 3 4; do build/tools/ddtkit run -n $$np build/bench/ddt_runtime_bench --load-stencil-only --out bench/results $(ARGS) || exit 1; done
 	build/tools/ddtkit spin --figures bench/results  # issue 14: the NIC offload model's figures
+	@# issue 12: the GPU layer's benchmarks (without a usable device they write why, and exit 0)
+	@if [ -x build/bench/ddt_gpu_bench ]; then build/bench/ddt_gpu_bench --out bench/results; \
+	 else echo '{"absent":"the GPU layer was not built here (no CUDA toolkit found)"}' > bench/results/gpu.jsonl; fi
 	$(VENV_BENCH)/bin/python bench/report.py bench/results
 
 # The report's plotting environment (matplotlib from PyPI).

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_runtime  # noqa: E402  the intra-node runtime's section (issue 10)
 import report_spin  # noqa: E402  the NIC offload model's section (issue 14)
 import report_protocols  # noqa: E402  the rendezvous protocols' section (issue 15)
+import report_gpu  # noqa: E402  the GPU layer's section (issue 12)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
 RUNS = {"MPICH": "mpich.jsonl", "Open MPI": "openmpi.jsonl"}
@@ -304,6 +305,7 @@ def main():
     runtime = report_runtime.section(md, targets, OUT)
     spin = report_spin.section(md, targets, OUT)
     protocols = report_protocols.section(md, targets, OUT)
+    report_gpu.section(md, targets, OUT)
 
     summary = ["## Summary: targets of issue 9 (engine), issue 4 (interposer) and issue 10 (runtime)", "",
                "| target | measured | peers | met |",

@@ -4,13 +4,19 @@
 # make bench-gpu  the GPU benchmarks alone (bench/gpu_bench.cpp), same needs.
 # make test runs the CPU half of the GPU tests on every machine (gpu_units: the kernels' logic
 # on the CPU) and the GPU half where a device is usable (gpu: skipped, with the reason, elsewhere).
-.PHONY: test-gpu build-gpu
+.PHONY: test-gpu build-gpu bench-gpu
 
 build-gpu:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test
+	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test ddt_gpu_bench
 
 test-gpu: build-gpu
 	build-gpu/tests/cuda/gpu_units_test --types 5000 --seed 1
 	build-gpu/tests/cuda/gpu_test --types 5000 --seed 1
 	@echo "make test-gpu: the GPU tests passed"
+
+bench-gpu: build-gpu
+	@mkdir -p bench/results
+	build-gpu/bench/ddt_gpu_bench --out bench/results
+	python3 -c "import sys; sys.path.insert(0, 'bench'); import report_gpu; md = []; report_gpu.section(md, [], 'bench/results'); print(chr(10).join(md))" > bench/results/gpu.md
+	@cat bench/results/gpu.md

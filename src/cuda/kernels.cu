@@ -31,8 +31,6 @@ __global__ void copy_kernel(SLoc sl, const char* src, DLoc dl, char* dst, int64_
     copy_unit<G>(sl, src, dl, dst, u);
 }
 
-__global__ void empty_kernel() {}
-
 unsigned blocks_for(int64_t units) {
   return static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (units + kThreads - 1) / kThreads));
 }
@@ -86,11 +84,6 @@ cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, c
       });
     });
   });
-}
-
-cudaError_t launch_empty(cudaStream_t stream) {
-  empty_kernel<<<1, 1, 0, stream>>>();
-  return cudaGetLastError();
 }
 
 }  // namespace ddt::gpu

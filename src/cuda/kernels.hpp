@@ -16,7 +16,5 @@ cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int
 // Copy units * grain stream bytes from (src, sside) to (dst, dside).
 cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, char* dst, int64_t units, int64_t grain,
                         cudaStream_t stream);
-// An empty kernel (the benchmarks' launch-latency floor).
-cudaError_t launch_empty(cudaStream_t stream);
 
 }  // namespace ddt::gpu

@@ -1,0 +1,242 @@
+// The GPU benchmarks of issue 12, written to OUT/gpu.jsonl for bench/report_gpu.py. Every ratio
+// is measured in this one process, the methods of a row interleaved rep by rep, medians of the
+// reps timed with CUDA events on one stream:
+//   * vector sweep: blocks of 4 B to 64 KiB at a stride of twice the block, 2 MiB and 64 MiB of
+//     payload, pack and unpack, device to device, beside cudaMemcpyAsync of the payload (the
+//     memory bound), cudaMemcpy2DAsync of the same box, and one cudaMemcpyAsync per block (Open
+//     MPI's way: timed over at most kPerBlockMax blocks, reported per block);
+//   * device to pinned host: pack straight into pinned memory (the host bypass) beside a
+//     device-to-host cudaMemcpyAsync of the payload;
+//   * an index list of 12 B blocks (hindexed_block at shuffled displacements), 64 MiB payload;
+//   * the DDTBench kernels whose type addresses one array, on the device, beside the payload copy;
+//   * the launch floor: a 1-byte cudaMemsetAsync and a 1-byte pack (the smallest kernel the layer
+//     launches), each plus synchronisation, beside a 2 MiB pack plus synchronisation (host wall
+//     time: what a caller waits for).
+// Where no CUDA device is usable the file holds one row {"absent": reason} and the program exits
+// 0: make bench runs everywhere, and the report says why its GPU section is empty.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ddtbench.hpp"
+#include "ddtkit_cuda.h"
+
+namespace {
+
+FILE* out = nullptr;
+cudaStream_t st;
+constexpr int kReps = 9;
+constexpr int64_t kPerBlockMax = 4096;
+
+#define CK(x)                                                                                        \
+  do {                                                                                               \
+    const cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                         \
+      std::fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(2);                                                                                  \
+    }                                                                                                \
+  } while (0)
+
+// Medians (seconds) of methods timed rep by rep, interleaved; each method is one enqueueing
+// call on st (one warm-up run of each first).
+template <class... F>
+std::vector<double> medians(F... f) {
+  std::vector<std::function<void()>> fs{f...};
+  std::vector<std::vector<double>> t(fs.size());
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (auto& g : fs) g();
+  CK(cudaStreamSynchronize(st));
+  for (int r = 0; r < kReps; ++r)
+    for (size_t i = 0; i < fs.size(); ++i) {
+      CK(cudaEventRecord(a, st));
+      fs[i]();
+      CK(cudaEventRecord(b, st));
+      CK(cudaEventSynchronize(b));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      t[i].push_back(ms * 1e-3);
+    }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::vector<double> m;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    m.push_back(v[v.size() / 2]);
+  }
+  return m;
+}
+
+void must(int e, const char* what) {
+  if (e != DDT_SUCCESS) {
+    std::fprintf(stderr, "gpu_bench: %s: %s\n", what, ddt_error_string(e));
+    std::exit(2);
+  }
+}
+
+void vector_sweep() {
+  const int64_t payloads[] = {int64_t{2} << 20, int64_t{64} << 20};
+  std::vector<int64_t> blocks = {4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536};
+  for (int64_t payload : payloads) {
+    char *typed, *packed, *pinned;
+    CK(cudaMalloc(&typed, 2 * payload));
+    CK(cudaMalloc(&packed, payload));
+    CK(cudaMallocHost(&pinned, payload));
+    CK(cudaMemset(typed, 1, 2 * payload));
+    for (int64_t b : blocks) {
+      const int64_t n = payload / b;
+      ddt_type v;
+      must(ddt_type_hvector(n, b, 2 * b, DDT_BYTE, &v), "hvector");
+      must(ddt_type_commit(v), "commit");
+      int64_t k;
+      const int64_t per_block = std::min(n, kPerBlockMax);
+      auto m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
+                       [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, packed, payload, &k, st), "pack"); },
+                       [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, v, 0, &k, st), "unpack"); },
+                       [&] { CK(cudaMemcpy2DAsync(packed, b, typed, 2 * b, b, n, cudaMemcpyDeviceToDevice, st)); },
+                       [&] {
+                         for (int64_t i = 0; i < per_block; ++i)
+                           CK(cudaMemcpyAsync(packed + i * b, typed + 2 * i * b, b, cudaMemcpyDeviceToDevice, st));
+                       },
+                       [&] { CK(cudaMemcpyAsync(pinned, packed, payload, cudaMemcpyDeviceToHost, st)); },
+                       [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, pinned, payload, &k, st), "pack to pinned"); });
+      std::fprintf(out,
+                   "{\"suite\":\"vector\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,"
+                   "\"unpack_s\":%.9g,\"memcpy2d_s\":%.9g,\"per_block_s\":%.9g,\"d2h_s\":%.9g,\"pack_pinned_s\":%.9g}\n",
+                   (long long)b, (long long)payload, m[0], m[1], m[2], m[3], m[4] / per_block, m[5], m[6]);
+      std::fflush(out);
+      ddt_type_free(&v);
+    }
+    cudaFree(typed);
+    cudaFree(packed);
+    cudaFreeHost(pinned);
+  }
+}
+
+void index_list() {
+  const int64_t payload = int64_t{64} << 20, w = 12, n = payload / w;
+  std::vector<int64_t> displs(n);
+  for (int64_t i = 0; i < n; ++i) displs[i] = 2 * w * i;
+  std::shuffle(displs.begin(), displs.end(), std::mt19937_64(7));
+  ddt_type t;
+  must(ddt_type_hindexed_block(n, w, displs.data(), DDT_BYTE, &t), "hindexed_block");
+  must(ddt_type_commit(t), "commit");
+  char *typed, *packed;
+  CK(cudaMalloc(&typed, 2 * payload));
+  CK(cudaMalloc(&packed, payload));
+  int64_t k;
+  auto m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
+                   [&] { must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "pack"); },
+                   [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, t, 0, &k, st), "unpack"); });
+  std::fprintf(out, "{\"suite\":\"index12\",\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,\"unpack_s\":%.9g}\n",
+               (long long)payload, m[0], m[1], m[2]);
+  cudaFree(typed);
+  cudaFree(packed);
+  ddt_type_free(&t);
+}
+
+void ddtbench() {
+  for (auto& kp : ddtbench_kernels(false)) {
+    Kernel& k = *kp;
+    if (!k.buf || k.arrays.size() != 1) continue;  // absolute addresses of host arrays
+    const int64_t bytes = k.array_bytes[0], off = static_cast<const char*>(k.buf) - k.arrays[0].get();
+    char *arr, *packed;
+    CK(cudaMalloc(&arr, bytes));
+    CK(cudaMalloc(&packed, k.bytes));
+    CK(cudaMemcpy(arr, k.arrays[0].get(), bytes, cudaMemcpyHostToDevice));
+    int64_t n;
+    auto m = medians([&] { CK(cudaMemcpyAsync(packed, arr, k.bytes, cudaMemcpyDeviceToDevice, st)); },
+                     [&] { must(ddt_cuda_pack_async(arr + off, k.count, k.type, 0, packed, k.bytes, &n, st), "pack"); },
+                     [&] { must(ddt_cuda_unpack_async(packed, k.bytes, arr + off, k.count, k.type, 0, &n, st), "unpack"); });
+    std::fprintf(out, "{\"suite\":\"ddtbench\",\"kernel\":\"%s\",\"params\":\"%s\",\"bytes\":%lld,\"memcpy_s\":%.9g,"
+                      "\"pack_s\":%.9g,\"unpack_s\":%.9g}\n",
+                 k.name.c_str(), k.params.c_str(), (long long)k.bytes, m[0], m[1], m[2]);
+    cudaFree(arr);
+    cudaFree(packed);
+  }
+}
+
+void launch_floor() {
+  const int64_t payload = int64_t{2} << 20, b = 64;
+  ddt_type v;
+  must(ddt_type_hvector(payload / b, b, 2 * b, DDT_BYTE, &v), "hvector");
+  must(ddt_type_commit(v), "commit");
+  char *typed, *packed;
+  CK(cudaMalloc(&typed, 2 * payload));
+  CK(cudaMalloc(&packed, payload));
+  // Host-side wall time of enqueue + synchronisation: what a caller waits for.
+  auto wall = [&](auto f) {
+    std::vector<double> t;
+    for (int r = 0; r < 50; ++r) {
+      const auto a = std::chrono::steady_clock::now();
+      f();
+      CK(cudaStreamSynchronize(st));
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  int64_t k;
+  // The floor: a one-byte contiguous pack is the smallest kernel the layer launches; the empty
+  // kernel itself is not reachable through the public API, so cudaMemsetAsync of one byte (one
+  // launch on the copy engine's path) stands beside it.
+  ddt_type one;
+  must(ddt_type_contiguous(1, DDT_BYTE, &one), "contiguous");
+  must(ddt_type_commit(one), "commit");
+  const double floor_memset = wall([&] { CK(cudaMemsetAsync(packed, 0, 1, st)); });
+  const double floor_pack = wall([&] { must(ddt_cuda_pack_async(typed, 1, one, 0, packed, 1, &k, st), "pack 1"); });
+  const double pack = wall([&] { must(ddt_cuda_pack_async(typed, 1, v, 0, packed, payload, &k, st), "pack"); });
+  std::fprintf(out, "{\"suite\":\"floor\",\"payload\":%lld,\"block\":%lld,\"memset1_s\":%.9g,\"pack1_s\":%.9g,\"pack_s\":%.9g}\n",
+               (long long)payload, (long long)b, floor_memset, floor_pack, pack);
+  ddt_type_free(&one);
+  ddt_type_free(&v);
+  cudaFree(typed);
+  cudaFree(packed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = "bench/results";
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--out") && i + 1 < argc) dir = argv[++i];
+  }
+  const std::string path = dir + "/gpu.jsonl";
+  out = std::fopen(path.c_str(), "w");
+  if (!out) {
+    std::perror(path.c_str());
+    return 1;
+  }
+  if (ddt_cuda_init() != DDT_SUCCESS) {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    std::fprintf(out, "{\"absent\":\"no usable CUDA device on this machine (cudaGetDeviceCount: %s)\"}\n", cudaGetErrorString(e));
+    std::printf("gpu_bench: no usable CUDA device (%s); %s says so\n", cudaGetErrorString(e), path.c_str());
+    std::fclose(out);
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaGetDeviceProperties(&prop, dev));
+  std::fprintf(out, "{\"suite\":\"device\",\"name\":\"%s\",\"sm\":%d}\n", prop.name, prop.major * 10 + prop.minor);
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  std::printf("gpu_bench on %s: vector sweep\n", prop.name);
+  vector_sweep();
+  std::printf("gpu_bench: index list, DDTBench kernels, launch floor\n");
+  index_list();
+  ddtbench();
+  launch_floor();
+  std::fclose(out);
+  std::printf("gpu_bench: %s\n", path.c_str());
+  return 0;
+}

@@ -1,0 +1,88 @@
+"""The report's "GPU (issue 12)" section, from bench/results/gpu.jsonl (bench/gpu_bench.cpp).
+
+Every ratio is of two medians measured in one process, methods interleaved rep by rep. Payload
+bandwidths are payload bytes over time; "of copy" is the payload's device-to-device
+cudaMemcpyAsync time over the method's (1.0 = as fast as copying the packed bytes contiguously).
+Where the machine had no usable CUDA device, gpu.jsonl holds the reason and the section says it.
+"""
+import json
+import os
+
+MIB = 1 << 20
+
+
+def load(out):
+    path = os.path.join(out, "gpu.jsonl")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def size(b):
+    return f"{b // MIB} MiB" if b >= MIB else f"{b // 1024} KiB" if b >= 1024 else f"{b} B"
+
+
+def section(md, targets, out):
+    rows = load(out)
+    md += ["## GPU (issue 12): pack, unpack and copy on the device", ""]
+    if rows is None:
+        md += ["Absent: bench/gpu_bench.cpp did not run (the GPU layer is built only where the CUDA toolkit is found).", ""]
+        return None
+    if rows and "absent" in rows[0]:
+        md += [f"Absent: {rows[0]['absent']}. The GPU layer is built and its kernels' logic is tested on the CPU "
+               "(`gpu_units`); its benchmarks need a GPU (`make bench` or `make bench-gpu` on one).", ""]
+        targets.append(("GPU (issue 12): every target", "not measured: no GPU", "", None))
+        return None
+    dev = next((r for r in rows if r.get("suite") == "device"), {"name": "?"})
+    vec = [r for r in rows if r.get("suite") == "vector"]
+    md += [f"Device: {dev['name']}. Medians of 9 interleaved reps, CUDA events on one stream.", "",
+           "### Vector sweep (stride = 2 x block), device to device", "",
+           "| payload | block | pack of copy | unpack of copy | cudaMemcpy2DAsync of copy | pack / 2D | "
+           "per-block cudaMemcpyAsync us | pack vs per-block | pack to pinned / D2H copy |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in vec:
+        n = r["payload"] / r["block"]
+        per_block_total = r["per_block_s"] * n
+        md.append(f"| {size(r['payload'])} | {size(r['block'])} | {r['memcpy_s'] / r['pack_s']:.2f} | "
+                  f"{r['memcpy_s'] / r['unpack_s']:.2f} | {r['memcpy_s'] / r['memcpy2d_s']:.2f} | "
+                  f"{r['memcpy2d_s'] / r['pack_s']:.2f}x | {r['per_block_s'] * 1e6:.2f} | "
+                  f"{per_block_total / r['pack_s']:.0f}x | {r['d2h_s'] / r['pack_pinned_s']:.2f} |")
+    md.append("")
+    big = [r for r in vec if r["payload"] == 64 * MIB]
+
+    def worst(pred, key="pack_s"):
+        xs = [min(r["memcpy_s"] / r["pack_s"], r["memcpy_s"] / r["unpack_s"]) for r in big if pred(r["block"])]
+        return min(xs) if xs else None
+
+    for label, pred, goal in (("blocks >= 512 B", lambda b: b >= 512, 0.9), ("128 B blocks", lambda b: b == 128, 0.85),
+                              ("8 B blocks", lambda b: b == 8, 0.6)):
+        w = worst(pred)
+        targets.append((f"GPU 64 MiB vector, {label}: pack and unpack >= {goal} of device copy",
+                        "n/a" if w is None else f"worst {w:.2f}", "", None if w is None else w >= goal))
+    small = [r["per_block_s"] * r["payload"] / r["block"] / r["pack_s"] for r in vec if r["block"] < 1024]
+    if small:
+        targets.append(("GPU: >= 100x one cudaMemcpyAsync per block, blocks < 1 KiB", f"worst {min(small):.0f}x", "",
+                        min(small) >= 100))
+    vs2d = [r["memcpy2d_s"] / r["pack_s"] for r in vec]
+    if vs2d:
+        targets.append(("GPU: never slower than cudaMemcpy2DAsync", f"worst {min(vs2d):.2f}x", "", min(vs2d) >= 1.0))
+    for r in rows:
+        if r.get("suite") == "index12":
+            md += ["### Index list of 12 B blocks (shuffled), 64 MiB payload", "",
+                   f"pack {r['memcpy_s'] / r['pack_s']:.2f} of copy, unpack {r['memcpy_s'] / r['unpack_s']:.2f} of copy.", ""]
+    dd = [r for r in rows if r.get("suite") == "ddtbench"]
+    if dd:
+        md += ["### DDTBench kernels on the device (single-array kernels)", "",
+               "| kernel | params | bytes | pack of copy | unpack of copy |", "|---|---|---|---|---|"]
+        md += [f"| {r['kernel']} | {r['params']} | {r['bytes']} | {r['memcpy_s'] / r['pack_s']:.2f} | "
+               f"{r['memcpy_s'] / r['unpack_s']:.2f} |" for r in dd]
+        md.append("")
+    for r in rows:
+        if r.get("suite") == "floor":
+            ratio = r["pack_s"] / r["pack1_s"]
+            md += ["### Launch floor", "",
+                   f"1-byte cudaMemsetAsync + sync {r['memset1_s'] * 1e6:.1f} us, 1-byte pack + sync {r['pack1_s'] * 1e6:.1f} us, "
+                   f"2 MiB pack ({r['block']} B blocks) + sync {r['pack_s'] * 1e6:.1f} us: {ratio:.2f}x the floor.", ""]
+            targets.append(("GPU: 2 MiB pack within 2x of the launch floor", f"{ratio:.2f}x", "", ratio <= 2.0))
+    return rows
