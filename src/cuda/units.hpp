@@ -141,7 +141,7 @@ inline uint64_t side_of(ddt_type t, int64_t count, Side* s) {
   const Layout& L = *t->layout;
   s->nest = false;
   s->t = TreeLoc{nullptr, nullptr, nullptr, L.root, L.disp, t->extent(), L.size()};
-  return bits;
+  return bits | static_cast<uint64_t>(L.disp);  // the position TreeLoc starts from
 }
 
 // One aligned move of G bytes. On the device a typed load and store (16 B: one vector
