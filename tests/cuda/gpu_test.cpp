@@ -123,13 +123,8 @@ void campaign_type(std::mt19937_64& rng, uint64_t seed, cudaStream_t st, bool ki
   // Copy into a second random type of the same packed size.
   if (total > 0) {
     RefType ref2;
-    TPtr t2;
     int64_t c2 = 0;
-    for (int tries = 0; tries < 50 && !c2; ++tries) {
-      t2 = random_type(rng, opt, ref2);
-      if (ref2.size > 0 && total % ref2.size == 0 && total / ref2.size <= 6 && !ref_overlaps(ref2, total / ref2.size))
-        c2 = total / ref2.size;
-    }
+    TPtr t2 = random_type_packing(rng, opt, total, 6, true, ref2, &c2);
     if (c2) {
       ddt_type ty2 = build_ddt(*t2, &err);
       ddt_type_commit(ty2);

@@ -187,12 +187,8 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
   // Copy into a different random type with the same packed size.
   if (size > 0) {
     RefType ref2;
-    TPtr t2;
     int64_t c2 = 0;
-    for (int tries = 0; tries < 50 && !c2; ++tries) {
-      t2 = random_type(rng, opt, ref2);
-      if (ref2.size > 0 && total > 0 && total % ref2.size == 0 && total / ref2.size <= 6) c2 = total / ref2.size;
-    }
+    TPtr t2 = random_type_packing(rng, opt, total, 6, false, ref2, &c2);
     if (c2) {
       ddt_type ty2 = build_ddt(*t2, &err);
       ddt_type_commit(ty2);

@@ -306,3 +306,16 @@ std::vector<TPtr> open_mpi_wrong_pack_types() {
   ix->kind = TNode::Indexed, ix->count = 1, ix->bls = {3}, ix->displs = {-4}, ix->kids = {r2};
   return {hv, ix};
 }
+
+TPtr random_type_packing(std::mt19937_64& rng, const GenOptions& opt, int64_t total, int64_t max_count, bool no_overlap,
+                         RefType& ref, int64_t* count) {
+  TPtr t;
+  *count = 0;
+  for (int tries = 0; tries < 50 && !*count; ++tries) {
+    t = random_type(rng, opt, ref);
+    if (ref.size > 0 && total > 0 && total % ref.size == 0 && total / ref.size <= max_count &&
+        !(no_overlap && ref_overlaps(ref, total / ref.size)))
+      *count = total / ref.size;
+  }
+  return t;
+}

@@ -17,6 +17,13 @@ struct GenOptions {
 TPtr random_type(std::mt19937_64& rng, const GenOptions& opt, RefType& ref,
                  int64_t max_entries = 4000, int64_t max_span = 1 << 18);
 
+// A random type of which c <= max_count elements pack to exactly `total` bytes (total > 0), and,
+// with no_overlap, whose typemap does not overlap itself over those c elements (a receive type
+// for executors that move bytes in no particular order): up to 50 tries; c in *count, 0 when
+// none was found (the returned type is then the last one tried).
+TPtr random_type_packing(std::mt19937_64& rng, const GenOptions& opt, int64_t total, int64_t max_count, bool no_overlap,
+                         RefType& ref, int64_t* count);
+
 // Builds t through ddtkit's constructors, freeing each intermediate handle as soon as its parent
 // exists (the parent must keep it alive). Returns DDT_TYPE_NULL and sets *err on failure.
 ddt_type build_ddt(const TNode& t, int* err);
