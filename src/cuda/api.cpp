@@ -49,7 +49,7 @@ cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, 
   if (p->side.nest) return cudaSuccess;
   Upload u;
   if (cudaError_t e = upload(t, device, stream, &u)) return e;
-  p->side.t.nodes = u.nodes, p->side.t.entries = u.entries, p->side.t.prefix = u.prefix;
+  p->side.t.nodes = u.nodes, p->side.t.entries = u.entries, p->side.t.prefix = u.prefix, p->side.t.vec_div = u.vec_div;
   p->bits |= u.grain_bits;
   p->temporary = u.temporary;
   return cudaSuccess;

@@ -30,27 +30,32 @@ Cache& cache() {
   return *c;
 }
 
-// The three arrays in one allocation, each part 16-byte aligned.
+// The four arrays in one allocation, each part 16-byte aligned.
 struct Packing {
-  size_t nodes, entries, prefix, total;
+  std::vector<Divider> divs;
+  size_t nodes, entries, prefix, vec_div, total;
   explicit Packing(const Layout& L) {
+    vec_dividers(L, divs);
     auto up = [](size_t x) { return (x + 15) / 16 * 16; };
     nodes = 0;
     entries = up(L.nodes.size() * sizeof(Node));
     prefix = entries + up(L.entries.size() * sizeof(Entry));
-    total = prefix + up(L.prefix.size() * sizeof(int64_t));
+    vec_div = prefix + up(L.prefix.size() * sizeof(int64_t));
+    total = vec_div + up(divs.size() * sizeof(Divider));
   }
   void stage(const Layout& L, std::vector<char>& host) const {
     host.assign(total, 0);
     if (!L.nodes.empty()) std::memcpy(host.data() + nodes, L.nodes.data(), L.nodes.size() * sizeof(Node));
     if (!L.entries.empty()) std::memcpy(host.data() + entries, L.entries.data(), L.entries.size() * sizeof(Entry));
     if (!L.prefix.empty()) std::memcpy(host.data() + prefix, L.prefix.data(), L.prefix.size() * sizeof(int64_t));
+    if (!divs.empty()) std::memcpy(host.data() + vec_div, divs.data(), divs.size() * sizeof(Divider));
   }
   Upload at(const char* dev, uint64_t bits) const {
     Upload u;
     u.nodes = reinterpret_cast<const Node*>(dev + nodes);
     u.entries = reinterpret_cast<const Entry*>(dev + entries);
     u.prefix = reinterpret_cast<const int64_t*>(dev + prefix);
+    u.vec_div = reinterpret_cast<const Divider*>(dev + vec_div);
     u.grain_bits = bits;
     return u;
   }

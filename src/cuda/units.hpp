@@ -15,8 +15,8 @@
 //
 // Two locators turn a stream position into a byte offset from the buffer:
 //   NestLoc  a plan of Shape::Nest (plan.hpp: up to kMaxNest strided dimensions around one
-//            block, the vectors, subarrays and DDTBench faces): one division per dimension, the
-//            dimensions held in the kernel's parameters, no memory read;
+//            block, the vectors, subarrays and DDTBench faces): one division per dimension (a
+//            multiply: Divider), the dimensions held in the kernel's parameters, no memory read;
 //   TreeLoc  any layout: the seek of cursor.hpp over the layout's own arrays (uploaded to the
 //            device once per layout, src/cuda/layouts.cpp): a division at each VEC, a binary
 //            search over the prefix sums at each SEQ (HAND's table kernel: an indexed type is a
@@ -24,6 +24,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "layout/layout.hpp"
 #include "plan/plan.hpp"
@@ -58,18 +59,52 @@ inline uint64_t layout_bits(const Layout& L) {
   return bits;
 }
 
+// Division by a divisor fixed before the launch, as a multiply (Granlund and Montgomery, "Division
+// by invariant integers using multiplication", PLDI 1994, the round-up method): a GPU has no
+// integer divider, and a 64-bit division is a software routine of about a hundred instructions,
+// one or more per unit and level, which would make a pack of small blocks compute-bound. With
+// s = ceil(log2 d) and m = floor(2^64 (2^s - d) / d) + 1 (which fits 64 bits for d < 2^63),
+// floor(n / d) = (mulhi(m, n) + n) >> s for every n < 2^63: the sum stays below 2^64 because
+// mulhi(m, n) <= n. Stream positions are below 2^63 (64-bit sizes, checked at the API).
+struct Divider {
+  uint64_t d = 1, m = 1;
+  uint32_t s = 0;
+  DDT_HD int64_t div(int64_t n) const {
+    const uint64_t x = static_cast<uint64_t>(n);
+#if defined(__CUDA_ARCH__)
+    const uint64_t t = __umul64hi(m, x);
+#else
+    const uint64_t t = static_cast<uint64_t>((static_cast<unsigned __int128>(m) * x) >> 64);
+#endif
+    return static_cast<int64_t>((t + x) >> s);
+  }
+};
+
+// d < 1 (the element size of an empty type) gives the divider of 1: a call without bytes has no
+// units, and divides nothing.
+inline Divider divider(int64_t d) {
+  Divider v;
+  v.d = d < 1 ? 1 : static_cast<uint64_t>(d);
+  while ((uint64_t{1} << v.s) < v.d) ++v.s;
+  const unsigned __int128 num = (static_cast<unsigned __int128>(1) << 64) * ((uint64_t{1} << v.s) - v.d);
+  v.m = static_cast<uint64_t>(num / v.d) + 1;
+  return v;
+}
+
 // A Nest plan as kernel parameters: element k at disp + k * ext, es stream bytes each;
-// dimension j (0 innermost) is n copies at stride s[j] of child_size[j] stream bytes.
+// dimension j (0 innermost) is copies at stride s[j] of child[j].d stream bytes.
 struct NestLoc {
   int dims = 0;
-  int64_t disp = 0, ext = 0, es = 0;
-  int64_t s[kMaxNest] = {}, child_size[kMaxNest] = {};
+  int64_t disp = 0, ext = 0;
+  Divider es;
+  int64_t s[kMaxNest] = {};
+  Divider child[kMaxNest];
   DDT_HD int64_t operator()(int64_t pos) const {
-    const int64_t k = pos / es;
-    int64_t r = pos - k * es, off = disp + k * ext;
+    const int64_t k = es.div(pos);
+    int64_t r = pos - k * static_cast<int64_t>(es.d), off = disp + k * ext;
     for (int j = dims - 1; j >= 0; --j) {
-      const int64_t i = r / child_size[j];
-      r -= i * child_size[j];
+      const int64_t i = child[j].div(r);
+      r -= i * static_cast<int64_t>(child[j].d);
       off += i * s[j];
     }
     return off + r;
@@ -78,27 +113,30 @@ struct NestLoc {
 
 inline NestLoc nest_loc(const Plan& p) {
   NestLoc x;
-  x.dims = p.dims, x.disp = p.disp, x.ext = p.extent, x.es = p.size;
-  for (int j = 0; j < p.dims; ++j) x.s[j] = p.s[j], x.child_size[j] = p.level_size[j];
+  x.dims = p.dims, x.disp = p.disp, x.ext = p.extent, x.es = divider(p.size);
+  for (int j = 0; j < p.dims; ++j) x.s[j] = p.s[j], x.child[j] = divider(p.level_size[j]);
   return x;
 }
 
-// A layout's arrays (in device memory for a kernel, in host memory for the emulation).
+// A layout's arrays (in device memory for a kernel, in host memory for the emulation), with a
+// divider per node (vec_div: a VEC's child size; unused for other nodes).
 struct TreeLoc {
   const Node* nodes = nullptr;
   const Entry* entries = nullptr;
   const int64_t* prefix = nullptr;
-  int64_t root = 0, disp = 0, ext = 0, es = 0;
+  const Divider* vec_div = nullptr;
+  int64_t root = 0, disp = 0, ext = 0;
+  Divider es;
   DDT_HD int64_t operator()(int64_t pos) const {
-    const int64_t k = pos / es;
-    int64_t r = pos - k * es, off = disp + k * ext, node = root;
+    const int64_t k = es.div(pos);
+    int64_t r = pos - k * static_cast<int64_t>(es.d), off = disp + k * ext, node = root;
     for (;;) {
       const Node& n = nodes[node];
       if (n.kind == Kind::Block) return off + r;
       if (n.kind == Kind::Vec) {
-        const int64_t cs = nodes[n.child].size;
-        const int64_t i = r / cs;
-        r -= i * cs;
+        const Divider& cs = vec_div[node];
+        const int64_t i = cs.div(r);
+        r -= i * static_cast<int64_t>(cs.d);
         off += i * n.stride;
         node = n.child;
         continue;
@@ -115,6 +153,13 @@ struct TreeLoc {
     }
   }
 };
+
+// The per-node dividers of a layout (TreeLoc's vec_div).
+inline void vec_dividers(const Layout& L, std::vector<Divider>& out) {
+  out.assign(L.nodes.size(), Divider{});
+  for (size_t i = 0; i < L.nodes.size(); ++i)
+    if (L.nodes[i].kind == Kind::Vec) out[i] = divider(L.nodes[L.nodes[i].child].size);
+}
 
 // One typed side of a call: which locator finds its bytes.
 struct Side {
@@ -140,7 +185,8 @@ inline uint64_t side_of(ddt_type t, int64_t count, Side* s) {
   }
   const Layout& L = *t->layout;
   s->nest = false;
-  s->t = TreeLoc{nullptr, nullptr, nullptr, L.root, L.disp, t->extent(), L.size()};
+  s->t = TreeLoc{};
+  s->t.root = L.root, s->t.disp = L.disp, s->t.ext = t->extent(), s->t.es = divider(L.size());
   return bits | static_cast<uint64_t>(L.disp);  // the position TreeLoc starts from
 }
 

@@ -26,12 +26,15 @@ bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
   return ok;
 }
 
-// The side of t as the GPU layer builds it, its tree arrays the host's own.
-uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s) {
+// The side of t as the GPU layer builds it, its tree arrays the host's own (divs holds the
+// dividers while the side is used).
+uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, std::vector<ddt::gpu::Divider>& divs) {
   uint64_t bits = ddt::gpu::side_of(t, count, s);
   if (!s->nest) {
     const ddt::Layout& L = *t->layout;
+    ddt::gpu::vec_dividers(L, divs);
     s->t.nodes = L.nodes.data(), s->t.entries = L.entries.data(), s->t.prefix = L.prefix.data();
+    s->t.vec_div = divs.data();
     bits |= ddt::gpu::layout_bits(L);
   }
   (s->nest ? nest_calls : tree_calls)++;
@@ -55,7 +58,8 @@ uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 // on another having run first would show up here).
 void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo, int64_t n, char* seq) {
   ddt::gpu::Side s;
-  const uint64_t bits = host_side(t, count, &s);
+  std::vector<ddt::gpu::Divider> divs;
+  const uint64_t bits = host_side(t, count, &s, divs);
   const int64_t g = ddt::gpu::grain_of(bits | addr(buf) | addr(seq) | uint64_t(lo) | uint64_t(n));
   ++grains[g];
   with_grain(g, [&](auto gc) {
@@ -71,7 +75,8 @@ void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo,
 
 void emulate_copy(ddt_type st, int64_t sc, const char* src, ddt_type dt, int64_t dc, char* dst, int64_t n) {
   ddt::gpu::Side a, b;
-  const uint64_t bits = host_side(st, sc, &a) | host_side(dt, dc, &b);
+  std::vector<ddt::gpu::Divider> da, db;
+  const uint64_t bits = host_side(st, sc, &a, da) | host_side(dt, dc, &b, db);
   const int64_t g = ddt::gpu::grain_of(bits | addr(src) | addr(dst) | uint64_t(n));
   with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
@@ -182,6 +187,28 @@ void check_type(std::mt19937_64& rng, uint64_t seed) {
   ddt_type_free(&ty);
 }
 
+// The multiply that replaces division (units.hpp's Divider) against the division it replaces:
+// divisors and numerators of every magnitude, powers of two and their neighbours, the largest
+// numerators a stream position can take.
+bool check_dividers(std::mt19937_64& rng) {
+  std::vector<int64_t> ds = {1, 2, 3, 5, 7, 12, 24, 640, 1000003};
+  for (int b = 1; b < 63; ++b) {
+    const int64_t p = int64_t{1} << b;
+    ds.insert(ds.end(), {p - 1, p, p + 1});
+  }
+  for (int i = 0; i < 2000; ++i) ds.push_back(1 + static_cast<int64_t>(rng() >> (2 + rng() % 62)));  // below 2^62 + 1
+  int bad = 0;
+  for (int64_t d : ds) {
+    const ddt::gpu::Divider v = ddt::gpu::divider(d);
+    std::vector<int64_t> ns = {0, 1, d - 1, d, d + 1, INT64_MAX, INT64_MAX - 1, INT64_MAX / d * d, INT64_MAX / d * d - 1};
+    for (int i = 0; i < 300; ++i) ns.push_back(static_cast<int64_t>(rng() >> (1 + rng() % 63)));
+    for (int64_t n : ns)
+      if (n >= 0 && v.div(n) != n / d && ++bad <= 5)
+        std::fprintf(stderr, "FAIL divider: %lld / %lld gave %lld\n", (long long)n, (long long)d, (long long)v.div(n));
+  }
+  return bad == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -191,6 +218,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--types")) types = std::atoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
   }
+  std::mt19937_64 drng(seed);
+  if (!check_dividers(drng)) ++failures;
   for (int64_t i = 0; i < types; ++i) {
     std::mt19937_64 rng(seed * 7777777 + i);
     check_type(rng, seed * 7777777 + i);
