@@ -9,11 +9,19 @@
 //     device-to-host cudaMemcpyAsync of the payload;
 //   * an index list of 12 B blocks (hindexed_block at shuffled displacements), 64 MiB payload;
 //   * the DDTBench kernels whose type addresses one array, on the device, beside the payload copy;
+//   * zero copy between two processes (ddt_cuda_ipc_copy_async): a 64 MiB vector (256 B blocks)
+//     in a second process's device memory copied into this process's own vector layout by one
+//     kernel, beside what a transfer without it does on the same GPU: pack, copy the packed bytes,
+//     unpack (the exporting process is forked before either touches CUDA);
 //   * the launch floor: a 1-byte cudaMemsetAsync and a 1-byte pack (the smallest kernel the layer
 //     launches), each plus synchronisation, beside a 2 MiB pack plus synchronisation (host wall
 //     time: what a caller waits for).
 // Where no CUDA device is usable the file holds one row {"absent": reason} and the program exits
 // 0: make bench runs everywhere, and the report says why its GPU section is empty.
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -203,12 +211,88 @@ void launch_floor() {
   cudaFree(packed);
 }
 
+// The IPC benchmark's vector: 64 MiB of 256 B blocks at a stride of 512 B.
+constexpr int64_t kIpcPayload = int64_t{64} << 20, kIpcBlock = 256;
+
+ddt_type ipc_vector() {
+  ddt_type v;
+  must(ddt_type_hvector(kIpcPayload / kIpcBlock, kIpcBlock, 2 * kIpcBlock, DDT_BYTE, &v), "hvector");
+  must(ddt_type_commit(v), "commit");
+  return v;
+}
+
+// The exporting process: its vector in device memory, described to the parent, kept until the
+// parent says it is done.
+int ipc_exporter(int fd) {
+  if (ddt_cuda_init() != DDT_SUCCESS) return 0;
+  char* typed;
+  if (cudaMalloc(&typed, 2 * kIpcPayload) != cudaSuccess) return 1;
+  cudaMemset(typed, 7, 2 * kIpcPayload);
+  cudaDeviceSynchronize();
+  ddt_cuda_ipc d;
+  if (ddt_cuda_ipc_export(typed, &d) != DDT_SUCCESS) return 1;
+  if (write(fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d)) return 1;
+  char done;
+  if (read(fd, &done, 1) < 0) return 1;
+  cudaFree(typed);
+  return 0;
+}
+
+void ipc(int fd) {
+  ddt_cuda_ipc d;
+  if (read(fd, &d, sizeof d) != static_cast<ssize_t>(sizeof d)) {
+    std::fprintf(out, "{\"suite\":\"ipc\",\"absent\":\"the exporting process sent no description\"}\n");
+    return;
+  }
+  ddt_type v = ipc_vector();
+  char *mine, *packed, *packed2;
+  CK(cudaMalloc(&mine, 2 * kIpcPayload));
+  CK(cudaMalloc(&packed, kIpcPayload));
+  CK(cudaMalloc(&packed2, kIpcPayload));
+  // The exporter's vector as this process sees it (the first copy opens the mapping).
+  must(ddt_cuda_ipc_copy_async(&d, 1, v, mine, 1, v, st), "ipc copy");
+  CK(cudaStreamSynchronize(st));
+  // The transfer without zero copy: the same vector packed, the packed bytes copied, unpacked. On
+  // one GPU the exporter's memory and this process's are the same HBM, so the source is a local
+  // vector of the same layout (opening the exporter's handle a second time in this process is
+  // not allowed everywhere).
+  char* local;
+  CK(cudaMalloc(&local, 2 * kIpcPayload));
+  CK(cudaMemset(local, 7, 2 * kIpcPayload));
+  int64_t k;
+  auto m = medians([&] { must(ddt_cuda_ipc_copy_async(&d, 1, v, mine, 1, v, st), "ipc copy"); },
+                   [&] {
+                     must(ddt_cuda_pack_async(local, 1, v, 0, packed, kIpcPayload, &k, st), "pack");
+                     CK(cudaMemcpyAsync(packed2, packed, kIpcPayload, cudaMemcpyDeviceToDevice, st));
+                     must(ddt_cuda_unpack_async(packed2, kIpcPayload, mine, 1, v, 0, &k, st), "unpack");
+                   });
+  std::fprintf(out, "{\"suite\":\"ipc\",\"payload\":%lld,\"block\":%lld,\"zero_copy_s\":%.9g,\"pack_copy_unpack_s\":%.9g}\n",
+               (long long)kIpcPayload, (long long)kIpcBlock, m[0], m[1]);
+  ddt_cuda_ipc_close(&d);
+  cudaFree(local);
+  cudaFree(mine);
+  cudaFree(packed);
+  cudaFree(packed2);
+  ddt_type_free(&v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string dir = "bench/results";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) dir = argv[++i];
+  }
+  // The IPC benchmark's exporter, forked before this process touches CUDA.
+  int sv[2] = {-1, -1};
+  pid_t child = -1;
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0) {
+    child = fork();
+    if (child == 0) {
+      close(sv[0]);
+      _exit(ipc_exporter(sv[1]));
+    }
+    close(sv[1]);
   }
   const std::string path = dir + "/gpu.jsonl";
   out = std::fopen(path.c_str(), "w");
@@ -222,6 +306,8 @@ int main(int argc, char** argv) {
     std::fprintf(out, "{\"absent\":\"no usable CUDA device on this machine (cudaGetDeviceCount: %s)\"}\n", cudaGetErrorString(e));
     std::printf("gpu_bench: no usable CUDA device (%s); %s says so\n", cudaGetErrorString(e), path.c_str());
     std::fclose(out);
+    if (sv[0] >= 0) close(sv[0]);
+    if (child > 0) waitpid(child, nullptr, 0);
     return 0;
   }
   cudaDeviceProp prop{};
@@ -236,6 +322,14 @@ int main(int argc, char** argv) {
   index_list();
   ddtbench();
   launch_floor();
+  std::printf("gpu_bench: zero copy between two processes\n");
+  if (child > 0) {
+    ipc(sv[0]);
+    const char done = 1;
+    if (write(sv[0], &done, 1) < 0) std::perror("gpu_bench: ipc");
+    close(sv[0]);
+    waitpid(child, nullptr, 0);
+  }
   std::fclose(out);
   std::printf("gpu_bench: %s\n", path.c_str());
   return 0;

@@ -49,6 +49,37 @@ int ddt_cuda_unpack_async(const void *inbuf, int64_t insize, void *outbuf, int64
 int ddt_cuda_copy_async(const void *src, int64_t scount, ddt_type stype, void *dst, int64_t dcount, ddt_type dtype,
                         cudaStream_t stream);
 
+/* ---- zero copy between processes of one node (CUDA IPC; FALCON-X's GPU design) -------------
+ * The exporter describes a device buffer in a ddt_cuda_ipc (plain bytes: send them any way,
+ * with ddt_type_serialize's bytes of its type); the importer copies from it into its own buffer
+ * and layout with one kernel that reads the exporter's memory: no pack, no staging buffer. */
+
+/* A device buffer as another process of the node can open it: the CUDA IPC handle of the buffer's
+ * allocation and the buffer's offset in it. */
+typedef struct ddt_cuda_ipc {
+  unsigned char handle[64];
+  int64_t offset;
+} ddt_cuda_ipc;
+
+/* Describes buf (device memory from cudaMalloc, of any device) for ddt_cuda_ipc_copy_async in
+ * another process. DDT_ERR_ARG for memory that is not device memory. */
+int ddt_cuda_ipc_export(const void *buf, ddt_cuda_ipc *out);
+
+/* The packed stream of (the exporter's buffer, scount, stype) into (dst, dcount, dtype) on a
+ * stream of the current device: one kernel reads the exporter's memory and writes dst's layout.
+ * stype is the exporter's type as this process knows it (ddt_type_deserialize). The exporter's
+ * allocation is opened at first use and stays open for later copies (until ddt_cuda_ipc_close);
+ * the bytes read must lie inside it (checked: DDT_ERR_ARG, as for a handle that does not open,
+ * since the bytes came from another process). dst must be reachable by a kernel of the current
+ * device, as for ddt_cuda_copy_async. */
+int ddt_cuda_ipc_copy_async(const ddt_cuda_ipc *src, int64_t scount, ddt_type stype, void *dst, int64_t dcount,
+                            ddt_type dtype, cudaStream_t stream);
+
+/* Closes this process's mapping of the exporter's allocation, once the exporter says that it
+ * frees it; waits for the work queued on the current device first (a kernel may still read it).
+ * DDT_SUCCESS also when it was not open. */
+int ddt_cuda_ipc_close(const ddt_cuda_ipc *src);
+
 #ifdef __cplusplus
 }
 #endif

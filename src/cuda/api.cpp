@@ -19,6 +19,7 @@
 
 #include "cpu/arguments.hpp"
 #include "cpu/device.hpp"
+#include "cuda/gpu.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/layouts.hpp"
 #include "cuda/memory.hpp"
@@ -28,13 +29,15 @@
 
 namespace ddt::gpu {
 
-namespace {
-
 int status(cudaError_t e) {
   if (e == cudaSuccess) return DDT_SUCCESS;
   cudaGetLastError();  // a non-sticky error must not fail the caller's next CUDA call
   return e == cudaErrorMemoryAllocation ? DDT_ERR_NO_MEM : DDT_ERR_DEVICE;
 }
+
+namespace {
+
+uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // The locator and grain bits of (count elements of) t on `device` (units.hpp's side_of); a
 // layout that is not a nest is uploaded there (layouts.hpp).
@@ -55,7 +58,7 @@ cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, 
   return cudaSuccess;
 }
 
-uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+}  // namespace
 
 // Stream bytes [lo, lo + n) between the typed buffer and packed, on the current device.
 int move_on(int device, bool gather, const void* typed, int64_t count, ddt_type t, int64_t lo, int64_t n,
@@ -91,6 +94,8 @@ bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t) {
   typed_span(buf, count, t, &lo, &len, &wraps);
   return !wraps && inside(w, lo, len);
 }
+
+namespace {
 
 // The device a synchronous call runs on: that of its device buffer (DDT_ERR_ARG for two on
 // different devices), else the current one.
@@ -195,6 +200,8 @@ int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t d
 
 const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy};
 
+}  // namespace
+
 int init() {
   static const int r = [] {
     int n = 0;
@@ -209,6 +216,8 @@ int init() {
   }();
   return r;
 }
+
+namespace {
 
 // The async forms' memory rule: every buffer reachable by a kernel of the current device, and
 // every range inside its allocation.

@@ -1,0 +1,148 @@
+// Zero copy between processes on the GPU (FALCON-X's GPU half, seed 000 section 5): the importer
+// maps the exporter's allocation with CUDA IPC and one copy kernel (kernels.cu, the same as
+// ddt_cuda_copy_async's) reads the exporter's non-contiguous buffer through it and writes the
+// importer's own layout. The exporter's layout arrives as ddt_type_serialize bytes, so the
+// importer's copy is the type-to-type copy of two layouts, neither packed.
+//
+// Opened allocations are cached by handle bytes: opening costs a driver round trip and a
+// mapping, and a transfer loop sends from the same buffers again and again. A new allocation has
+// a new handle, so a stale entry is never used for one; entries are closed when the exporter says
+// it frees the memory (ddt_cuda_ipc_close), and the oldest is closed beyond kMaxOpen.
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <list>
+#include <mutex>
+
+#include "cpu/arguments.hpp"
+#include "cuda/gpu.hpp"
+#include "cuda/memory.hpp"
+#include "ddtkit_cuda.h"
+#include "util/guarded.hpp"
+
+static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(ddt_cuda_ipc::handle), "an IPC handle is 64 bytes");
+
+namespace ddt::gpu {
+
+namespace {
+
+constexpr size_t kMaxOpen = 64;
+
+struct Opened {
+  unsigned char handle[64];
+  int device;
+  char* base;
+};
+
+struct Imports {
+  std::mutex mu;
+  std::list<Opened> open;  // most recently used first
+};
+
+Imports& imports() {
+  static Imports* x = new Imports;  // never destroyed: kernels may read mappings until exit
+  return *x;
+}
+
+void close_one(const Opened& o) {
+  int old = -1;
+  cudaGetDevice(&old);
+  if (old != o.device) cudaSetDevice(o.device);
+  cudaDeviceSynchronize();  // a queued kernel may still read the mapping
+  cudaIpcCloseMemHandle(o.base);
+  if (old != o.device) cudaSetDevice(old);
+  cudaGetLastError();
+}
+
+// The importer's address of the exporter's allocation, opened on `device` if not yet.
+int open_base(const ddt_cuda_ipc& d, int device, char** base) {
+  Imports& x = imports();
+  std::lock_guard<std::mutex> lock(x.mu);
+  for (auto it = x.open.begin(); it != x.open.end(); ++it)
+    if (it->device == device && std::memcmp(it->handle, d.handle, 64) == 0) {
+      x.open.splice(x.open.begin(), x.open, it);
+      *base = it->base;
+      return DDT_SUCCESS;
+    }
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, d.handle, 64);
+  void* p = nullptr;
+  if (cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+    cudaGetLastError();
+    return DDT_ERR_ARG;  // not a handle of a live allocation (or not one this device can open)
+  }
+  Opened o;
+  std::memcpy(o.handle, d.handle, 64);
+  o.device = device;
+  o.base = static_cast<char*>(p);
+  x.open.push_front(o);
+  if (x.open.size() > kMaxOpen) {
+    close_one(x.open.back());
+    x.open.pop_back();
+  }
+  *base = o.base;
+  return DDT_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace ddt::gpu
+
+extern "C" {
+
+int ddt_cuda_ipc_export(const void* buf, ddt_cuda_ipc* out) {
+  if (!buf || !out) return DDT_ERR_ARG;
+  if (int e = ddt::gpu::init()) return e;
+  ddt::gpu::Where w;
+  if (!ddt::gpu::where(buf, &w)) return DDT_ERR_DEVICE;
+  if (w.kind != ddt::gpu::Mem::Device || w.size == 0) return DDT_ERR_ARG;
+  cudaIpcMemHandle_t h;
+  if (cudaIpcGetMemHandle(&h, reinterpret_cast<void*>(w.base)) != cudaSuccess) {
+    cudaGetLastError();
+    return DDT_ERR_ARG;  // device memory IPC cannot export (a stream-ordered pool's, for one)
+  }
+  std::memcpy(out->handle, &h, 64);
+  out->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(buf) - w.base);
+  return DDT_SUCCESS;
+}
+
+int ddt_cuda_ipc_copy_async(const ddt_cuda_ipc* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount,
+                            ddt_type dtype, cudaStream_t stream) {
+  if (!src) return DDT_ERR_ARG;
+  // The exporter's buffer is checked below, against the mapped allocation.
+  int64_t n, dtotal;
+  if (int e = ddt::stream(stype, scount, 0, &n)) return e;
+  if (int e = ddt::stream(dtype, dcount, 0, &dtotal)) return e;
+  if (n != dtotal) return DDT_ERR_SIZE_MISMATCH;
+  if (n > 0 && ddt::hostile(dst, dcount, dtype)) return DDT_ERR_ARG;
+  if (int e = ddt::gpu::init()) return e;
+  if (n == 0) return DDT_SUCCESS;
+  int device;
+  if (cudaGetDevice(&device) != cudaSuccess) return DDT_ERR_DEVICE;
+  char* base = nullptr;
+  if (int e = ddt::gpu::open_base(*src, device, &base)) return e;
+  ddt::gpu::Where a, b;
+  if (!ddt::gpu::where(base, &a) || !ddt::gpu::where(dst, &b)) return DDT_ERR_DEVICE;
+  // The offset came from another process: the source span must lie inside the mapping.
+  if (src->offset < 0 || (a.size && static_cast<uint64_t>(src->offset) >= a.size)) return DDT_ERR_ARG;
+  const char* s = base + src->offset;
+  if (!ddt::gpu::reachable(a, device) || !ddt::gpu::reachable(b, device) ||
+      !ddt::gpu::typed_inside(a, s, scount, stype) || !ddt::gpu::typed_inside(b, dst, dcount, dtype))
+    return DDT_ERR_ARG;
+  return ddt::guarded([&] { return ddt::gpu::copy_on(device, s, scount, stype, dst, dcount, dtype, n, stream); });
+}
+
+int ddt_cuda_ipc_close(const ddt_cuda_ipc* src) {
+  if (!src) return DDT_ERR_ARG;
+  ddt::gpu::Imports& x = ddt::gpu::imports();
+  std::lock_guard<std::mutex> lock(x.mu);
+  for (auto it = x.open.begin(); it != x.open.end(); ++it)
+    if (std::memcmp(it->handle, src->handle, 64) == 0) {
+      ddt::gpu::close_one(*it);
+      x.open.erase(it);
+      return DDT_SUCCESS;
+    }
+  return DDT_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,195 @@
+// GPU zero copy between two processes (ddt_cuda_ipc_*): an exporter and an importer, forked
+// before either touches CUDA and joined by a socket. For each round both build the same random
+// types and host images from one seed; the exporter puts its image in device memory and sends
+// the buffer's ddt_cuda_ipc description and its type's serialized layout; the importer copies
+// from it into its own device buffer and its own random layout (random types on both sides, the
+// importer's not overlapping itself) with one kernel, and compares every byte with the CPU's
+// ddt_copy of the same images. Then hostile descriptions: a handle that opens nothing, an offset
+// past the allocation. Exits 77 (ctest: skipped) with the reason where no CUDA device is usable.
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ddtkit_cuda.h"
+#include "gen.hpp"
+
+namespace {
+
+bool put_all(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t k = write(fd, c, n);
+    if (k <= 0) return false;
+    c += k, n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+bool get_all(int fd, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t k = read(fd, c, n);
+    if (k <= 0) return false;
+    c += k, n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+// Round i's types and images, the same in both processes.
+struct Round {
+  RefType ref, ref2;
+  TPtr t, t2;
+  int64_t count = 0, c2 = 0, total = 0;
+  std::vector<char> src, dst;  // host images; the types' addresses at src_at, dst_at
+  int64_t src_at = 0, dst_at = 0;
+  explicit Round(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    GenOptions opt;
+    t = random_type(rng, opt, ref);
+    count = 1 + rng() % 3;
+    total = count * ref.size;
+    if (total > 0) t2 = random_type_packing(rng, opt, total, 6, true, ref2, &c2);
+    if (c2 == 0) return;
+    int64_t lo, hi;
+    ref_span(ref, count, lo, hi);
+    src.resize(hi - lo + 128);
+    src_at = 64 - lo;
+    for (auto& c : src) c = static_cast<char>(rng());
+    ref_span(ref2, c2, lo, hi);
+    dst.assign(hi - lo + 128, 0x33);
+    dst_at = 64 - lo;
+  }
+};
+
+constexpr int kRounds = 500;
+
+int exporter(int fd, uint64_t seed) {
+  if (ddt_cuda_init() != DDT_SUCCESS) return 77;
+  for (int i = 0; i < kRounds; ++i) {
+    Round r(seed + i);
+    if (r.c2 == 0) continue;
+    int err;
+    ddt_type t = build_ddt(*r.t, &err);
+    ddt_type_commit(t);
+    char* dev;
+    if (cudaMalloc(&dev, r.src.size()) != cudaSuccess) return 2;
+    cudaMemcpy(dev, r.src.data(), r.src.size(), cudaMemcpyHostToDevice);
+    ddt_cuda_ipc d;
+    if (ddt_cuda_ipc_export(dev + r.src_at, &d) != DDT_SUCCESS) return 3;
+    int64_t need = 0;
+    ddt_type_serialize(t, nullptr, 0, &need);
+    std::vector<char> layout(need);
+    ddt_type_serialize(t, layout.data(), need, &need);
+    char ok = 0;
+    if (!put_all(fd, &d, sizeof d) || !put_all(fd, &need, sizeof need) || !put_all(fd, layout.data(), need) ||
+        !get_all(fd, &ok, 1))  // the importer has copied (or failed): the buffer may go
+      return 4;
+    cudaFree(dev);
+    ddt_type_free(&t);
+  }
+  // Hostile descriptions, answered by the importer without a crash; then the end.
+  char done = 0;
+  get_all(fd, &done, 1);
+  return 0;
+}
+
+int importer(int fd, uint64_t seed) {
+  if (ddt_cuda_init() != DDT_SUCCESS) {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    std::printf("SKIPPED ipc_test: no usable CUDA device here (cudaGetDeviceCount: %s); run make test-gpu on a GPU machine\n",
+                cudaGetErrorString(e));
+    return 77;
+  }
+  cudaStream_t st;
+  cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+  int failures = 0, rounds = 0;
+  ddt_cuda_ipc last{};
+  for (int i = 0; i < kRounds; ++i) {
+    Round r(seed + i);
+    if (r.c2 == 0) continue;
+    ddt_cuda_ipc d;
+    int64_t need;
+    if (!get_all(fd, &d, sizeof d) || !get_all(fd, &need, sizeof need)) return 4;
+    std::vector<char> layout(need);
+    if (!get_all(fd, layout.data(), need)) return 4;
+    ddt_type stype;
+    int err;
+    ddt_type_deserialize(layout.data(), need, &stype);
+    ddt_type_commit(stype);
+    ddt_type dtype = build_ddt(*r.t2, &err);
+    ddt_type_commit(dtype);
+    std::vector<char> want = r.dst;
+    ddt_copy(r.src.data() + r.src_at, r.count, stype, want.data() + r.dst_at, r.c2, dtype);
+    char* dev;
+    cudaMalloc(&dev, r.dst.size());
+    cudaMemcpy(dev, r.dst.data(), r.dst.size(), cudaMemcpyHostToDevice);
+    const int e = ddt_cuda_ipc_copy_async(&d, r.count, stype, dev + r.dst_at, r.c2, dtype, st);
+    cudaStreamSynchronize(st);
+    std::vector<char> got(r.dst.size());
+    cudaMemcpy(got.data(), dev, got.size(), cudaMemcpyDeviceToHost);
+    if ((e != DDT_SUCCESS || got != want) && ++failures <= 10)
+      std::fprintf(stderr, "FAIL ipc copy (round %d, error %d): %s -> %s\n", i, e, describe(*r.t).c_str(), describe(*r.t2).c_str());
+    // The exporter frees its buffer after this round: close the mapping (every 3rd round; the
+    // others stay cached until the cache's bound closes them, as an application that does not
+    // say would see).
+    if (i % 3 == 0) ddt_cuda_ipc_close(&d);
+    last = d;
+    cudaFree(dev);
+    ddt_type_free(&stype);
+    ddt_type_free(&dtype);
+    ++rounds;
+    const char ok = 1;
+    if (!put_all(fd, &ok, 1)) return 4;
+  }
+  // Hostile descriptions: a handle of nothing, and (with the last real handle, whose allocation
+  // the exporter has freed) an offset far past any allocation.
+  ddt_type v;
+  ddt_type_contiguous(16, DDT_INT, &v);
+  ddt_type_commit(v);
+  char* dev;
+  cudaMalloc(&dev, 64);
+  ddt_cuda_ipc junk;
+  std::memset(&junk, 0xab, sizeof junk);
+  int e = ddt_cuda_ipc_copy_async(&junk, 1, v, dev, 1, v, st);
+  if (e != DDT_ERR_ARG && ++failures) std::fprintf(stderr, "FAIL a junk handle gave %d, not DDT_ERR_ARG\n", e);
+  last.offset = int64_t{1} << 50;
+  e = ddt_cuda_ipc_copy_async(&last, 1, v, dev, 1, v, st);
+  if (e == DDT_SUCCESS && ++failures) std::fprintf(stderr, "FAIL an offset past the allocation was accepted\n");
+  cudaFree(dev);
+  ddt_type_free(&v);
+  const char done = 1;
+  put_all(fd, &done, 1);
+  std::printf("ipc_test: %d random type pairs copied between two processes by one kernel, %d failures\n", rounds, failures);
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main() {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 2;
+  const uint64_t seed = 4242;
+  const pid_t child = fork();  // before any CUDA call: a CUDA context does not survive fork
+  if (child < 0) return 2;
+  if (child == 0) {
+    close(sv[0]);
+    _exit(exporter(sv[1], seed));
+  }
+  close(sv[1]);
+  const int rc = importer(sv[0], seed);
+  close(sv[0]);  // an exporter still waiting sees the end and stops
+  int status = 0;
+  waitpid(child, &status, 0);
+  const int child_rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  if (rc == 77) return 77;
+  if (child_rc != 0) std::fprintf(stderr, "FAIL the exporting process ended with %d\n", child_rc);
+  return rc != 0 ? rc : child_rc != 0 ? 1 : 0;
+}
