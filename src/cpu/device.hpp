@@ -18,6 +18,8 @@ struct DeviceHook {
   int (*pack)(const void* in, int64_t incount, ddt_type t, int64_t offset, void* out, int64_t n);
   int (*unpack)(const void* in, int64_t n, void* out, int64_t outcount, ddt_type t, int64_t offset);
   int (*copy)(const void* src, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n);
+  // Whether p is device or managed memory (the runtime stages such buffers: src/shm/comm.cpp).
+  bool (*on_device)(const void* p);
 };
 
 extern std::atomic<const DeviceHook*> device_hook;

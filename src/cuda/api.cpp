@@ -15,6 +15,8 @@
 // need measurements on a GPU that this code has not had yet: the README's GPU section says so.
 #include <cuda_runtime_api.h>
 
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "cpu/arguments.hpp"
@@ -128,10 +130,42 @@ int finish(int r) {
 }
 
 // A stream-ordered device buffer of n bytes, freed on the stream when it goes.
+// The layer's own stream-ordered pool on a device: the synchronous calls' temporaries are reused
+// from one call to the next (the default pool's release threshold of 0 gives its memory back at
+// every synchronisation, and a 64 MiB temporary would be mapped again per call), and the
+// application's default pool keeps its own settings. Up to kPoolKeep bytes stay reserved.
+constexpr uint64_t kPoolKeep = uint64_t{256} << 20;
+
+cudaMemPool_t pool_of(int device) {
+  static std::mutex mu;
+  static std::map<int, cudaMemPool_t> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = pools.find(device);
+  if (it != pools.end()) return it->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+    cudaGetLastError();
+    pool = nullptr;  // the default pool then (cudaMallocAsync)
+  } else {
+    uint64_t keep = kPoolKeep;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  }
+  pools[device] = pool;
+  return pool;
+}
+
 struct DeviceTemp {
   void* p = nullptr;
   cudaError_t e;
-  explicit DeviceTemp(int64_t n) : e(cudaMallocAsync(&p, static_cast<size_t>(n), kSync)) {}
+  DeviceTemp(int64_t n, int device) {
+    const cudaMemPool_t pool = pool_of(device);
+    e = pool ? cudaMallocFromPoolAsync(&p, static_cast<size_t>(n), pool, kSync)
+             : cudaMallocAsync(&p, static_cast<size_t>(n), kSync);
+  }
   ~DeviceTemp() {
     if (p) cudaFreeAsync(p, kSync);
   }
@@ -150,7 +184,7 @@ int move_sync(bool gather, const void* typed, int64_t count, ddt_type t, int64_t
     if (reachable(a, device) && reachable(b, device))
       return finish(move_on(device, gather, typed, count, t, lo, n, packed, kSync));
     if (reachable(a, device)) {  // the packed side is pageable: through a device buffer
-      DeviceTemp tmp(n);
+      DeviceTemp tmp(n, device);
       if (tmp.e) return status(tmp.e);
       if (!gather) {
         if (cudaError_t e = cudaMemcpyAsync(tmp.p, packed, n, cudaMemcpyHostToDevice, kSync)) return status(e);
@@ -166,7 +200,9 @@ int move_sync(bool gather, const void* typed, int64_t count, ddt_type t, int64_t
     int64_t done = 0;
     if (gather) {
       if (int r = ddt_pack(typed, count, t, lo, host.data(), n, &done)) return r;
-      return status(cudaMemcpy(packed, host.data(), n, cudaMemcpyHostToDevice));
+      // From pageable memory the copy returns once staged: the bytes are on the device after the
+      // stream's work is.
+      return finish(status(cudaMemcpy(packed, host.data(), n, cudaMemcpyHostToDevice)));
     }
     if (cudaError_t e = cudaMemcpy(host.data(), packed, n, cudaMemcpyDeviceToHost)) return status(e);
     return ddt_unpack(host.data(), n, const_cast<void*>(typed), count, t, lo, &done);
@@ -191,14 +227,19 @@ int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t d
       return finish(copy_on(device, src, scount, st, dst, dcount, dt, n, kSync));
     // One side pageable: a pack into a device buffer and an unpack from it, each by move_sync's
     // rules (the pageable side's half runs on the CPU).
-    DeviceTemp tmp(n);
+    DeviceTemp tmp(n, device);
     if (tmp.e) return status(tmp.e);
     if (int r = move_sync(true, src, scount, st, 0, n, tmp.p)) return r;
     return move_sync(false, dst, dcount, dt, 0, n, tmp.p);
   });
 }
 
-const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy};
+bool hook_on_device(const void* p) {
+  Where w;
+  return where(p, &w) && on_device(w);
+}
+
+const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy, &hook_on_device};
 
 }  // namespace
 

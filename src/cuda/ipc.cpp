@@ -124,7 +124,8 @@ int ddt_cuda_ipc_copy_async(const ddt_cuda_ipc* src, int64_t scount, ddt_type st
   ddt::gpu::Where a, b;
   if (!ddt::gpu::where(base, &a) || !ddt::gpu::where(dst, &b)) return DDT_ERR_DEVICE;
   // The offset came from another process: the source span must lie inside the mapping.
-  if (src->offset < 0 || (a.size && static_cast<uint64_t>(src->offset) >= a.size)) return DDT_ERR_ARG;
+  // Without the mapping's bounds nothing can be checked: refused.
+  if (a.size == 0 || src->offset < 0 || static_cast<uint64_t>(src->offset) >= a.size) return DDT_ERR_ARG;
   const char* s = base + src->offset;
   if (!ddt::gpu::reachable(a, device) || !ddt::gpu::reachable(b, device) ||
       !ddt::gpu::typed_inside(a, s, scount, stype) || !ddt::gpu::typed_inside(b, dst, dcount, dtype))

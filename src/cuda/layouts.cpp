@@ -99,7 +99,11 @@ cudaError_t upload(ddt_type t, int device, cudaStream_t stream, Upload* out) {
   }
   void* dev = nullptr;
   if (cudaError_t e = cudaMalloc(&dev, pk.total)) return e;
-  if (cudaError_t e = cudaMemcpy(dev, host.data(), pk.total, cudaMemcpyHostToDevice)) {
+  // A copy from pageable memory returns once the bytes are staged, maybe before they reach the
+  // device; kernels on any stream may read the cached layout next, so wait for the copy itself.
+  cudaError_t e = cudaMemcpy(dev, host.data(), pk.total, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamLegacy);
+  if (e != cudaSuccess) {
     cudaFree(dev);
     return e;
   }

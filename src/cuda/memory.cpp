@@ -36,13 +36,10 @@ bool where(const void* p, Where* w) {
   unsigned type = 0;
   int device = -1;
   unsigned managed = 0;  // CU_POINTER_ATTRIBUTE_IS_MANAGED is a bool, written as such
-  void* start = nullptr;
-  size_t size = 0;
   CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  void* data[] = {&type, &managed, &device, &start, &size};
-  if (query(5, attrs, data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return true;  // unknown: host
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* data[] = {&type, &managed, &device};
+  if (query(3, attrs, data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return true;  // unknown: host
   if (managed & 0xff) {
     w->kind = Mem::Managed;
   } else if (type == CU_MEMORYTYPE_DEVICE) {
@@ -53,8 +50,19 @@ bool where(const void* p, Where* w) {
     return true;
   }
   w->device = device;
-  w->base = reinterpret_cast<uintptr_t>(start);
-  w->size = size;
+  // The allocation's range, asked on its own: cuda.h documents it for device pointers, and a
+  // driver that refuses it for another kind must not make that memory look pageable. Unknown
+  // bounds (size 0) are not checked (memory.hpp's inside()). For stream-ordered pools and
+  // virtual memory (cuMemMap) it is the reserved range, which may be larger than what is mapped:
+  // there the check is looser than the allocation.
+  void* start = nullptr;
+  size_t size = 0;
+  CUpointer_attribute range[] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void* rdata[] = {&start, &size};
+  if (query(2, range, rdata, reinterpret_cast<CUdeviceptr>(p)) == CUDA_SUCCESS && start && size) {
+    w->base = reinterpret_cast<uintptr_t>(start);
+    w->size = size;
+  }
   return true;
 }
 

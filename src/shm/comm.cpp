@@ -37,6 +37,7 @@
 
 #include "ddtkit.h"
 #include "cpu/arguments.hpp"
+#include "cpu/device.hpp"
 #include "cpu/cursor.hpp"
 #include "shm/engine.hpp"
 #include "shm/heap.hpp"
@@ -73,6 +74,13 @@ int64_t packed_size(ddt_type t, int64_t count) {
 namespace ddt::shm {
 
 void complete(ddt_request r, int error) {
+  // A staged receive (a device buffer) gets what arrived now, before anyone sees it done.
+  if (r->user_buf && (error == DDT_SUCCESS || error == DDT_ERR_TRUNCATE) && r->status.bytes > 0) {
+    int64_t n = 0;
+    const int64_t bytes = std::min<int64_t>(r->status.bytes, static_cast<int64_t>(r->staging.size()));
+    if (int e = ddt_unpack(r->staging.data(), bytes, r->user_buf, r->user_count, r->user_type, 0, &n))
+      if (error == DDT_SUCCESS) error = e;
+  }
   r->done = true;
   r->status.error = error;
   rt.waiting.erase(r->id);
@@ -570,6 +578,7 @@ bool user_tag(int tag, bool recv) { return tag >= 0 || (recv && tag == DDT_ANY_T
 void free_request(ddt_request r) {
   rt.waiting.erase(r->id);
   if (r->type) ddt::release(r->type);
+  if (r->user_type) ddt::release(r->user_type);
   delete r;
 }
 
@@ -638,6 +647,7 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     // messages of 1-16 KB, 1.36-3.74 for a vector of 64 B blocks, 1.31-2.64 for 8 B blocks:
     // the rendezvous' RTS/FIN round trip (2.5-6 us) outweighs its saved copy at every size a
     // cell can hold. DDTKIT_EAGER_MAX lowers it (tests run every message by rendezvous with it).
+    rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") && std::atoi(std::getenv("DDTKIT_STAGE_ALL")) == 1;
     rt.eager_max = kCellPayload;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);
     rt.chunk_min = kChunkMinBytes, rt.chunk_bytes = kChunkBytes, rt.engine_ratio = 1.0;
@@ -667,13 +677,36 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
   });
 }
 
+// Device buffers (cpu/device.hpp's hook says which; every buffer with DDTKIT_STAGE_ALL) are
+// staged in host memory: the heap, CMA and the cursors' cells reach host memory only. A send packs
+// its data (ddt_pack: on the GPU) into the request's staging at once and moves those bytes; a
+// receive takes the bytes into its staging and unpacks them (ddt_unpack: on the GPU) as it
+// completes. Correct for every mechanism and protocol, not zero-copy: two more copies, one of
+// them over the bus. (Zero copy between device buffers is ddt_cuda_ipc_copy_async; the runtime
+// does not use it yet.)
+bool staged(const void* buf, int64_t bytes) {
+  if (bytes <= 0) return false;
+  if (rt.stage_all) return true;
+  const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
+  return d && d->on_device(buf);
+}
+
 int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req) {
   if (!req) return DDT_ERR_ARG;
   if (mode < DDT_SEND_STANDARD || mode > DDT_SEND_READY) return DDT_ERR_ARG;
   if (int e = check_args(buf, count, type, dest, false)) return e;
   return ddt::guarded([&] {
     if (mode == DDT_SEND_BUFFERED) return buffered_send(buf, count, type, dest, tag, blocking, req);
+    std::vector<char> staging;
+    const int64_t bytes = packed_size(type, count);
+    if (staged(buf, bytes)) {
+      staging.resize(static_cast<size_t>(bytes));
+      int64_t n = 0;
+      if (int e = ddt_pack(buf, count, type, 0, staging.data(), bytes, &n)) return e;
+      buf = staging.data(), count = bytes, type = DDT_BYTE;
+    }
     ddt_request r = new ddt_request_s;
+    r->staging = std::move(staging);
     r->send = true, r->sbuf = buf, r->count = count, r->type = type, r->peer = dest, r->tag = tag;
     r->mode = mode, r->blocking = blocking;
     r->bytes = packed_size(type, count);
@@ -695,6 +728,11 @@ int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool 
     r->bytes = packed_size(type, count);
     r->status.source = source, r->status.tag = tag;
     ddt::retain(type);
+    if (staged(buf, r->bytes)) {  // received as bytes into staging, unpacked by complete()
+      r->staging.resize(static_cast<size_t>(r->bytes));
+      r->user_buf = buf, r->user_count = count, r->user_type = type;  // the reference taken above
+      r->rbuf = r->staging.data(), r->count = r->bytes, r->type = DDT_BYTE;
+    }
     {
       struct Defer {  // matched rendezvous copies wait for the next wait or test
         Defer() { rt.defer = true; }

@@ -71,6 +71,14 @@ struct ddt_request_s {
   int64_t charged = 0;
   bool chunked = false, engine = false;
   bool share_taken = false;  // send: a CTS has given this side its share (later ones are ignored)
+  // A buffer the runtime's mechanisms cannot reach (device memory: cpu/device.hpp), staged in host
+  // memory (comm.cpp's stage_send / stage_recv): staging holds the packed bytes and the request
+  // moves them as bytes; a receive unpacks them into (user_buf, user_count, user_type) when it
+  // completes.
+  std::vector<char> staging;
+  void* user_buf = nullptr;
+  int64_t user_count = 0;
+  ddt_type user_type = DDT_TYPE_NULL;
 };
 
 namespace ddt::shm {
@@ -170,6 +178,9 @@ struct Runtime {
   // Sends of at most this many packed bytes go eager (comm.cpp's kEagerMax; DDTKIT_EAGER_MAX, at
   // most one cell's payload).
   int64_t eager_max = 0;
+  // DDTKIT_STAGE_ALL=1 (tests): every buffer takes the device buffers' staged way, so that the
+  // path runs where no GPU is.
+  bool stage_all = false;
 };
 extern Runtime rt;
 

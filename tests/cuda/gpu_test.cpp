@@ -52,7 +52,12 @@ struct Mem {
     if (kind == Pinned) cudaFreeHost(p);
     if (kind == Device || kind == Managed) cudaFree(p);
   }
-  void put(const char* host, int64_t bytes) { CK(cudaMemcpy(p, host, bytes, cudaMemcpyDefault)); }
+  // A copy from pageable memory may return before it reaches the device: wait, since the work
+  // that reads it runs on another (non-blocking) stream.
+  void put(const char* host, int64_t bytes) {
+    CK(cudaMemcpy(p, host, bytes, cudaMemcpyDefault));
+    CK(cudaDeviceSynchronize());
+  }
   std::vector<char> get(int64_t bytes) {
     std::vector<char> h(bytes);
     CK(cudaDeviceSynchronize());
@@ -189,6 +194,7 @@ void ddtbench(cudaStream_t st) {
     const std::string name = k->name + " " + k->params;
     check(e == DDT_SUCCESS && pk.get(k->bytes) == want, "ddtbench pack", name.c_str(), 0);
     CK(cudaMemset(arr.p, 0, bytes));
+    CK(cudaDeviceSynchronize());  // cudaMemset of device memory may return before it is done
     std::vector<char> cpu(bytes, 0);
     ddt_unpack(want.data(), k->bytes, cpu.data() + off, k->count, k->type, 0, &n);
     e = ddt_cuda_unpack_async(pk.p, k->bytes, arr.p + off, k->count, k->type, 0, &n, st);

@@ -5,7 +5,7 @@
 // from it into its own device buffer and its own random layout (random types on both sides, the
 // importer's not overlapping itself) with one kernel, and compares every byte with the CPU's
 // ddt_copy of the same images. Then hostile descriptions: a handle that opens nothing, an offset
-// past the allocation. Exits 77 (ctest: skipped) with the reason where no CUDA device is usable.
+// and a type past a live allocation. Exits 77 (ctest: skipped) with the reason where no CUDA device is usable.
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +81,7 @@ int exporter(int fd, uint64_t seed) {
     char* dev;
     if (cudaMalloc(&dev, r.src.size()) != cudaSuccess) return 2;
     cudaMemcpy(dev, r.src.data(), r.src.size(), cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();  // the copy from pageable memory is on the device before the importer reads
     ddt_cuda_ipc d;
     if (ddt_cuda_ipc_export(dev + r.src_at, &d) != DDT_SUCCESS) return 3;
     int64_t need = 0;
@@ -94,9 +95,14 @@ int exporter(int fd, uint64_t seed) {
     cudaFree(dev);
     ddt_type_free(&t);
   }
-  // Hostile descriptions, answered by the importer without a crash; then the end.
+  // Hostile uses of a live description: the importer probes this buffer, then says it is done.
+  char* live;
+  if (cudaMalloc(&live, 256) != cudaSuccess) return 2;
+  ddt_cuda_ipc d;
+  if (ddt_cuda_ipc_export(live, &d) != DDT_SUCCESS || !put_all(fd, &d, sizeof d)) return 5;
   char done = 0;
   get_all(fd, &done, 1);
+  cudaFree(live);
   return 0;
 }
 
@@ -111,7 +117,6 @@ int importer(int fd, uint64_t seed) {
   cudaStream_t st;
   cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
   int failures = 0, rounds = 0;
-  ddt_cuda_ipc last{};
   for (int i = 0; i < kRounds; ++i) {
     Round r(seed + i);
     if (r.c2 == 0) continue;
@@ -130,18 +135,21 @@ int importer(int fd, uint64_t seed) {
     ddt_copy(r.src.data() + r.src_at, r.count, stype, want.data() + r.dst_at, r.c2, dtype);
     char* dev;
     cudaMalloc(&dev, r.dst.size());
-    cudaMemcpy(dev, r.dst.data(), r.dst.size(), cudaMemcpyHostToDevice);
-    const int e = ddt_cuda_ipc_copy_async(&d, r.count, stype, dev + r.dst_at, r.c2, dtype, st);
-    cudaStreamSynchronize(st);
-    std::vector<char> got(r.dst.size());
-    cudaMemcpy(got.data(), dev, got.size(), cudaMemcpyDeviceToHost);
-    if ((e != DDT_SUCCESS || got != want) && ++failures <= 10)
-      std::fprintf(stderr, "FAIL ipc copy (round %d, error %d): %s -> %s\n", i, e, describe(*r.t).c_str(), describe(*r.t2).c_str());
-    // The exporter frees its buffer after this round: close the mapping (every 3rd round; the
-    // others stay cached until the cache's bound closes them, as an application that does not
-    // say would see).
-    if (i % 3 == 0) ddt_cuda_ipc_close(&d);
-    last = d;
+    // Twice: the first copy opens the exporter's allocation, the second finds it in the cache.
+    for (int pass = 0; pass < 2; ++pass) {
+      cudaMemcpy(dev, r.dst.data(), r.dst.size(), cudaMemcpyHostToDevice);
+      cudaDeviceSynchronize();
+      const int e = ddt_cuda_ipc_copy_async(&d, r.count, stype, dev + r.dst_at, r.c2, dtype, st);
+      cudaStreamSynchronize(st);
+      std::vector<char> got(r.dst.size());
+      cudaMemcpy(got.data(), dev, got.size(), cudaMemcpyDeviceToHost);
+      if ((e != DDT_SUCCESS || got != want) && ++failures <= 10)
+        std::fprintf(stderr, "FAIL ipc copy (round %d, pass %d, error %d): %s -> %s\n", i, pass, e,
+                     describe(*r.t).c_str(), describe(*r.t2).c_str());
+    }
+    // The exporter frees its buffer after this round, and an exported allocation freed before its
+    // importers close it is undefined behaviour (cudaIpcOpenMemHandle's documentation): close.
+    ddt_cuda_ipc_close(&d);
     cudaFree(dev);
     ddt_type_free(&stype);
     ddt_type_free(&dtype);
@@ -149,22 +157,34 @@ int importer(int fd, uint64_t seed) {
     const char ok = 1;
     if (!put_all(fd, &ok, 1)) return 4;
   }
-  // Hostile descriptions: a handle of nothing, and (with the last real handle, whose allocation
-  // the exporter has freed) an offset far past any allocation.
-  ddt_type v;
+  // Hostile descriptions: a handle of nothing; a live one (256 bytes) read at an offset far past
+  // it, and with a type that reaches past its end. Each an error, never a fault.
+  ddt_cuda_ipc live;
+  if (!get_all(fd, &live, sizeof live)) return 4;
+  ddt_type v, big;
   ddt_type_contiguous(16, DDT_INT, &v);
   ddt_type_commit(v);
+  ddt_type_contiguous(128, DDT_INT, &big);
+  ddt_type_commit(big);
   char* dev;
-  cudaMalloc(&dev, 64);
+  cudaMalloc(&dev, 512);
   ddt_cuda_ipc junk;
   std::memset(&junk, 0xab, sizeof junk);
   int e = ddt_cuda_ipc_copy_async(&junk, 1, v, dev, 1, v, st);
   if (e != DDT_ERR_ARG && ++failures) std::fprintf(stderr, "FAIL a junk handle gave %d, not DDT_ERR_ARG\n", e);
-  last.offset = int64_t{1} << 50;
-  e = ddt_cuda_ipc_copy_async(&last, 1, v, dev, 1, v, st);
-  if (e == DDT_SUCCESS && ++failures) std::fprintf(stderr, "FAIL an offset past the allocation was accepted\n");
+  ddt_cuda_ipc far = live;
+  far.offset = int64_t{1} << 50;
+  e = ddt_cuda_ipc_copy_async(&far, 1, v, dev, 1, v, st);
+  if (e != DDT_ERR_ARG && ++failures) std::fprintf(stderr, "FAIL an offset past the allocation gave %d\n", e);
+  e = ddt_cuda_ipc_copy_async(&live, 1, big, dev, 1, big, st);
+  if (e != DDT_ERR_ARG && ++failures) std::fprintf(stderr, "FAIL a type past the allocation gave %d\n", e);
+  e = ddt_cuda_ipc_copy_async(&live, 1, v, dev, 1, v, st);  // and a good one still works
+  cudaStreamSynchronize(st);
+  if (e != DDT_SUCCESS && ++failures) std::fprintf(stderr, "FAIL a good copy after the bad ones gave %d\n", e);
+  ddt_cuda_ipc_close(&live);
   cudaFree(dev);
   ddt_type_free(&v);
+  ddt_type_free(&big);
   const char done = 1;
   put_all(fd, &done, 1);
   std::printf("ipc_test: %d random type pairs copied between two processes by one kernel, %d failures\n", rounds, failures);
