@@ -42,7 +42,7 @@ namespace {
 uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 // The locator and grain bits of (count elements of) t on `device` (units.hpp's side_of); a
-// layout that is not a nest is uploaded there (layouts.hpp).
+// layout that is not a nest (a tree or a list) is uploaded there (layouts.hpp).
 struct Prepared {
   Side side;
   uint64_t bits = 0;
@@ -51,10 +51,11 @@ struct Prepared {
 
 cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, Prepared* p) {
   p->bits = side_of(t, count, &p->side);
-  if (p->side.nest) return cudaSuccess;
+  if (p->side.kind == Loc::Nest) return cudaSuccess;
   Upload u;
   if (cudaError_t e = upload(t, device, stream, &u)) return e;
   p->side.t.nodes = u.nodes, p->side.t.entries = u.entries, p->side.t.prefix = u.prefix, p->side.t.vec_div = u.vec_div;
+  p->side.l.list = u.list;
   p->bits |= u.grain_bits;
   p->temporary = u.temporary;
   return cudaSuccess;
@@ -106,18 +107,6 @@ int pick_device(const Where& a, const Where& b, int* device) {
   if (a.kind == Mem::Device) return *device = a.device, DDT_SUCCESS;
   if (b.kind == Mem::Device) return *device = b.device, DDT_SUCCESS;
   return status(cudaGetDevice(device));
-}
-
-// Runs f with `device` current, then makes the caller's current device current again.
-template <class F>
-int on(int device, F f) {
-  int old = -1;
-  if (cudaError_t e = cudaGetDevice(&old)) return status(e);
-  if (old != device)
-    if (cudaError_t e = cudaSetDevice(device)) return status(e);
-  const int r = guarded(f);
-  if (old != device) cudaSetDevice(old);
-  return r;
 }
 
 // Synchronous calls run on the legacy default stream: after the work the caller queued on its
@@ -258,13 +247,24 @@ int init() {
   return r;
 }
 
+int stream_device(cudaStream_t stream, int* device) {
+  // The special streams (legacy, per-thread) belong to the current device; a created stream
+  // names its own (cudaStreamGetDevice), where the work must be launched.
+  if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread &&
+      cudaStreamGetDevice(stream, device) == cudaSuccess)
+    return DDT_SUCCESS;
+  cudaGetLastError();
+  return status(cudaGetDevice(device));
+}
+
 namespace {
 
-// The async forms' memory rule: every buffer reachable by a kernel of the current device, and
+// The async forms' memory rule: every buffer reachable by a kernel of the stream's device, and
 // every range inside its allocation.
-int async_device(const void* typed, int64_t count, ddt_type t, const void* packed, int64_t n, int* device) {
+int async_device(const void* typed, int64_t count, ddt_type t, const void* packed, int64_t n, cudaStream_t stream,
+                 int* device) {
   if (int e = init()) return e;
-  if (int e = status(cudaGetDevice(device))) return e;
+  if (int e = stream_device(stream, device)) return e;
   Where a, b;
   if (!where(typed, &a) || !where(packed, &b)) return DDT_ERR_DEVICE;
   if (!reachable(a, *device) || !reachable(b, *device)) return DDT_ERR_ARG;
@@ -287,8 +287,8 @@ int ddt_cuda_pack_async(const void* inbuf, int64_t incount, ddt_type type, int64
   if (int e = ddt::gpu::init()) return e;
   if (n > 0) {
     int device;
-    if (int e = ddt::gpu::async_device(inbuf, incount, type, outbuf, n, &device)) return e;
-    if (int e = ddt::guarded([&] { return ddt::gpu::move_on(device, true, inbuf, incount, type, offset, n, outbuf, stream); }))
+    if (int e = ddt::gpu::async_device(inbuf, incount, type, outbuf, n, stream, &device)) return e;
+    if (int e = ddt::gpu::on(device, [&] { return ddt::gpu::move_on(device, true, inbuf, incount, type, offset, n, outbuf, stream); }))
       return e;
   }
   *packed = n;
@@ -301,8 +301,8 @@ int ddt_cuda_unpack_async(const void* inbuf, int64_t insize, void* outbuf, int64
   if (int e = ddt::gpu::init()) return e;
   if (insize > 0) {
     int device;
-    if (int e = ddt::gpu::async_device(outbuf, outcount, type, inbuf, insize, &device)) return e;
-    if (int e = ddt::guarded([&] { return ddt::gpu::move_on(device, false, outbuf, outcount, type, offset, insize, inbuf, stream); }))
+    if (int e = ddt::gpu::async_device(outbuf, outcount, type, inbuf, insize, stream, &device)) return e;
+    if (int e = ddt::gpu::on(device, [&] { return ddt::gpu::move_on(device, false, outbuf, outcount, type, offset, insize, inbuf, stream); }))
       return e;
   }
   *unpacked = insize;
@@ -317,12 +317,12 @@ int ddt_cuda_copy_async(const void* src, int64_t scount, ddt_type stype, void* d
   if (n == 0) return DDT_SUCCESS;
   int device;
   ddt::gpu::Where a, b;
-  if (int e = ddt::gpu::status(cudaGetDevice(&device))) return e;
+  if (int e = ddt::gpu::stream_device(stream, &device)) return e;
   if (!ddt::gpu::where(src, &a) || !ddt::gpu::where(dst, &b)) return DDT_ERR_DEVICE;
   if (!ddt::gpu::reachable(a, device) || !ddt::gpu::reachable(b, device) ||
       !ddt::gpu::typed_inside(a, src, scount, stype) || !ddt::gpu::typed_inside(b, dst, dcount, dtype))
     return DDT_ERR_ARG;
-  return ddt::guarded([&] { return ddt::gpu::copy_on(device, src, scount, stype, dst, dcount, dtype, n, stream); });
+  return ddt::gpu::on(device, [&] { return ddt::gpu::copy_on(device, src, scount, stype, dst, dcount, dtype, n, stream); });
 }
 
 }  // extern "C"

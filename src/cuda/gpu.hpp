@@ -6,6 +6,7 @@
 
 #include "cuda/memory.hpp"
 #include "ddtkit.h"
+#include "util/guarded.hpp"
 
 namespace ddt::gpu {
 
@@ -22,5 +23,20 @@ int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst,
             int64_t n, cudaStream_t stream);
 // The bytes count elements of t at buf touch lie inside w's allocation.
 bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t);
+// The device whose kernels a stream runs: a created stream's own, else the current device.
+int stream_device(cudaStream_t stream, int* device);
+
+// Runs f (returning a ddtkit code) with `device` current, then makes the caller's current device
+// current again; an exception (allocation failure) becomes DDT_ERR_NO_MEM.
+template <class F>
+int on(int device, F f) {
+  int old = -1;
+  if (cudaError_t e = cudaGetDevice(&old)) return status(e);
+  if (old != device)
+    if (cudaError_t e = cudaSetDevice(device)) return status(e);
+  const int r = guarded(f);
+  if (old != device) cudaSetDevice(old);
+  return r;
+}
 
 }  // namespace ddt::gpu

@@ -86,6 +86,24 @@ int open_base(const ddt_cuda_ipc& d, int device, char** base) {
 
 }  // namespace
 
+// The copy of ddt_cuda_ipc_copy_async on `device` (current), its arguments checked but the
+// exporter's bytes.
+int ipc_copy(const ddt_cuda_ipc& d, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype,
+             int64_t n, int device, cudaStream_t stream) {
+  char* base = nullptr;
+  if (int e = open_base(d, device, &base)) return e;
+  Where a, b;
+  if (!where(base, &a) || !where(dst, &b)) return DDT_ERR_DEVICE;
+  // The offset came from another process: the source span must lie inside the mapping.
+  // Without the mapping's bounds nothing can be checked: refused.
+  if (a.size == 0 || d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size) return DDT_ERR_ARG;
+  const char* s = base + d.offset;
+  if (!reachable(a, device) || !reachable(b, device) ||
+      !typed_inside(a, s, scount, stype) || !typed_inside(b, dst, dcount, dtype))
+    return DDT_ERR_ARG;
+  return copy_on(device, s, scount, stype, dst, dcount, dtype, n, stream);
+}
+
 }  // namespace ddt::gpu
 
 extern "C" {
@@ -118,19 +136,8 @@ int ddt_cuda_ipc_copy_async(const ddt_cuda_ipc* src, int64_t scount, ddt_type st
   if (int e = ddt::gpu::init()) return e;
   if (n == 0) return DDT_SUCCESS;
   int device;
-  if (cudaGetDevice(&device) != cudaSuccess) return DDT_ERR_DEVICE;
-  char* base = nullptr;
-  if (int e = ddt::gpu::open_base(*src, device, &base)) return e;
-  ddt::gpu::Where a, b;
-  if (!ddt::gpu::where(base, &a) || !ddt::gpu::where(dst, &b)) return DDT_ERR_DEVICE;
-  // The offset came from another process: the source span must lie inside the mapping.
-  // Without the mapping's bounds nothing can be checked: refused.
-  if (a.size == 0 || src->offset < 0 || static_cast<uint64_t>(src->offset) >= a.size) return DDT_ERR_ARG;
-  const char* s = base + src->offset;
-  if (!ddt::gpu::reachable(a, device) || !ddt::gpu::reachable(b, device) ||
-      !ddt::gpu::typed_inside(a, s, scount, stype) || !ddt::gpu::typed_inside(b, dst, dcount, dtype))
-    return DDT_ERR_ARG;
-  return ddt::guarded([&] { return ddt::gpu::copy_on(device, s, scount, stype, dst, dcount, dtype, n, stream); });
+  if (int e = ddt::gpu::stream_device(stream, &device)) return e;
+  return ddt::gpu::on(device, [&] { return ddt::gpu::ipc_copy(*src, scount, stype, dst, dcount, dtype, n, device, stream); });
 }
 
 int ddt_cuda_ipc_close(const ddt_cuda_ipc* src) {

@@ -1,6 +1,6 @@
 // The kernels: every thread moves units (units.hpp) chosen by index, in a grid-stride loop, so a
 // grid of bounded size covers any number of units (64-bit counts). Instantiated per direction,
-// grain (1 to 16 bytes) and locator: 2 x 5 x 2 movers and 5 x 4 copies, no per-constructor code.
+// grain (1 to 16 bytes) and locator: 2 x 5 x 3 movers and 5 x 9 copies, no per-constructor code.
 //
 // Launch shape: 256 threads per block (8 warps: enough to hide the latency of the locators'
 // divisions), at most kMaxBlocks blocks; beyond that, each thread takes more units. Neither has
@@ -45,11 +45,6 @@ cudaError_t with_grain(int64_t g, F&& f) {
     case 1: return f(std::integral_constant<int, 1>{});
     default: return cudaErrorInvalidValue;
   }
-}
-
-template <class F>
-cudaError_t with_locator(const Side& s, F&& f) {
-  return s.nest ? f(s.n) : f(s.t);
 }
 
 }  // namespace

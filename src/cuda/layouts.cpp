@@ -30,25 +30,32 @@ Cache& cache() {
   return *c;
 }
 
-// The four arrays in one allocation, each part 16-byte aligned.
+// The arrays in one allocation, each part 16-byte aligned.
 struct Packing {
   std::vector<Divider> divs;
-  size_t nodes, entries, prefix, vec_div, total;
-  explicit Packing(const Layout& L) {
+  std::vector<int64_t> list;
+  size_t nodes, entries, prefix, vec_div, list_at, total;
+  Packing(const Layout& L, const Plan& p) {
     vec_dividers(L, divs);
+    if (p.shape == Shape::List && p.uniform_list()) list_displacements(p, list);
     auto up = [](size_t x) { return (x + 15) / 16 * 16; };
     nodes = 0;
     entries = up(L.nodes.size() * sizeof(Node));
     prefix = entries + up(L.entries.size() * sizeof(Entry));
     vec_div = prefix + up(L.prefix.size() * sizeof(int64_t));
-    total = vec_div + up(divs.size() * sizeof(Divider));
+    list_at = vec_div + up(divs.size() * sizeof(Divider));
+    total = list_at + up(list.size() * sizeof(int64_t));
   }
   void stage(const Layout& L, std::vector<char>& host) const {
     host.assign(total, 0);
-    if (!L.nodes.empty()) std::memcpy(host.data() + nodes, L.nodes.data(), L.nodes.size() * sizeof(Node));
-    if (!L.entries.empty()) std::memcpy(host.data() + entries, L.entries.data(), L.entries.size() * sizeof(Entry));
-    if (!L.prefix.empty()) std::memcpy(host.data() + prefix, L.prefix.data(), L.prefix.size() * sizeof(int64_t));
-    if (!divs.empty()) std::memcpy(host.data() + vec_div, divs.data(), divs.size() * sizeof(Divider));
+    auto put = [&](size_t at, const void* p, size_t n) {
+      if (n) std::memcpy(host.data() + at, p, n);
+    };
+    put(nodes, L.nodes.data(), L.nodes.size() * sizeof(Node));
+    put(entries, L.entries.data(), L.entries.size() * sizeof(Entry));
+    put(prefix, L.prefix.data(), L.prefix.size() * sizeof(int64_t));
+    put(vec_div, divs.data(), divs.size() * sizeof(Divider));
+    put(list_at, list.data(), list.size() * sizeof(int64_t));
   }
   Upload at(const char* dev, uint64_t bits) const {
     Upload u;
@@ -56,6 +63,7 @@ struct Packing {
     u.entries = reinterpret_cast<const Entry*>(dev + entries);
     u.prefix = reinterpret_cast<const int64_t*>(dev + prefix);
     u.vec_div = reinterpret_cast<const Divider*>(dev + vec_div);
+    u.list = list.empty() ? nullptr : reinterpret_cast<const int64_t*>(dev + list_at);
     u.grain_bits = bits;
     return u;
   }
@@ -76,7 +84,7 @@ cudaError_t upload(ddt_type t, int device, cudaStream_t stream, Upload* out) {
     }
   }
   const Layout& L = *t->layout;
-  const Packing pk(L);
+  const Packing pk(L, plan_of(t));
   std::vector<char> host;
   pk.stage(L, host);
   const uint64_t bits = layout_bits(L);

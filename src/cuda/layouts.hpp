@@ -1,5 +1,6 @@
-// Layouts on the device: a layout's arrays (nodes, entries, prefix sums, and a divider per
-// node: units.hpp's vec_dividers) uploaded once per layout and device, for the general locator (units.hpp's TreeLoc), with the grain its blocks
+// Layouts on the device: a layout's arrays (nodes, entries, prefix sums, a divider per node:
+// units.hpp's vec_dividers, and for a uniform list its displacements) uploaded once per layout
+// and device, for the general locator (units.hpp's TreeLoc), with the grain its blocks
 // allow.
 //
 // Keyed by the layout's 128-bit hash (type/identity): two types with one layout share one upload,
@@ -26,6 +27,7 @@ struct Upload {
   const Entry* entries = nullptr;
   const int64_t* prefix = nullptr;
   const Divider* vec_div = nullptr;
+  const int64_t* list = nullptr;  // a uniform list's displacements (units.hpp's ListLoc), else null
   uint64_t grain_bits = 0;  // block sizes, strides and displacements OR-ed (not disp or extent)
   void* temporary = nullptr;  // non-null: free with cudaFreeAsync on the call's stream after use
 };

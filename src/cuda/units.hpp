@@ -13,14 +13,15 @@
 // typed side within each block), and no thread depends on another: any range, any depth, any
 // count, 64-bit positions.
 //
-// Two locators turn a stream position into a byte offset from the buffer:
+// Three locators turn a stream position into a byte offset from the buffer:
 //   NestLoc  a plan of Shape::Nest (plan.hpp: up to kMaxNest strided dimensions around one
 //            block, the vectors, subarrays and DDTBench faces): one division per dimension (a
 //            multiply: Divider), the dimensions held in the kernel's parameters, no memory read;
 //   TreeLoc  any layout: the seek of cursor.hpp over the layout's own arrays (uploaded to the
 //            device once per layout, src/cuda/layouts.cpp): a division at each VEC, a binary
 //            search over the prefix sums at each SEQ (HAND's table kernel: an indexed type is a
-//            SEQ, and each unit finds its block by binary search over the table's prefix sums).
+//            SEQ, and each unit finds its block by binary search over the table's prefix sums);
+//   ListLoc  a uniform index list (indexed_block and its kin): a division and one load.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -161,33 +162,74 @@ inline void vec_dividers(const Layout& L, std::vector<Divider>& out) {
     if (L.nodes[i].kind == Kind::Vec) out[i] = divider(L.nodes[L.nodes[i].child].size);
 }
 
+// A uniform list (plan.hpp's Shape::List of one segment of blocks: indexed_block,
+// hindexed_block, indexed of one block length, a struct of such): entry i is a block of width
+// bytes at list[i] from the root's position. A division and one load per unit, where TreeLoc
+// would binary-search the table's prefix sums (about log2(entries) dependent loads per unit).
+struct ListLoc {
+  const int64_t* list = nullptr;  // uploaded (layouts.hpp), or the host's copy in the emulation
+  int64_t disp = 0, ext = 0;
+  Divider es, width;
+  DDT_HD int64_t operator()(int64_t pos) const {
+    const int64_t k = es.div(pos);
+    const int64_t r = pos - k * static_cast<int64_t>(es.d);
+    const int64_t i = width.div(r);
+    return disp + k * ext + list[i] + (r - i * static_cast<int64_t>(width.d));
+  }
+};
+
+// A uniform list's displacements as ListLoc reads them (the plan keeps 32-bit ones where they fit).
+inline void list_displacements(const Plan& p, std::vector<int64_t>& out) {
+  if (!p.list.empty())
+    out.assign(p.list.begin(), p.list.end());
+  else
+    out.assign(p.list64.begin(), p.list64.end());
+}
+
 // One typed side of a call: which locator finds its bytes.
+enum class Loc : uint8_t { Nest, Tree, List };
 struct Side {
-  bool nest = false;
-  NestLoc n;  // nest: the plan's dimensions
-  TreeLoc t;  // otherwise: the layout's arrays
+  Loc kind = Loc::Tree;
+  NestLoc n;  // Nest: the plan's dimensions
+  TreeLoc t;  // Tree: the layout's arrays
+  ListLoc l;  // List: the displacements
 };
 
 // The locator of count elements of t, and the grain bits it implies. A nest is complete here;
-// for any other layout the caller points s->t's arrays at a copy of the layout the kernel can
-// read (layouts.hpp's upload; the host's own arrays in the emulation) and ORs in its
-// layout_bits.
+// for a tree or a list the caller points the locator's arrays at a copy the kernel can read
+// (layouts.hpp's upload; the host's own in the emulation) and ORs in the layout's layout_bits.
 inline uint64_t side_of(ddt_type t, int64_t count, Side* s) {
   const Plan& pl = plan_of(t);
-  uint64_t bits = static_cast<uint64_t>(pl.disp);
+  const Layout& L = *t->layout;
+  uint64_t bits = static_cast<uint64_t>(pl.disp) | static_cast<uint64_t>(L.disp);  // the position each locator starts from
   if (count > 1) bits |= static_cast<uint64_t>(t->extent());
   if (pl.shape == Shape::Nest) {
-    s->nest = true;
+    s->kind = Loc::Nest;
     s->n = nest_loc(pl);
     bits |= static_cast<uint64_t>(pl.width);
     for (int j = 0; j < pl.dims; ++j) bits |= static_cast<uint64_t>(pl.s[j]);
     return bits;
   }
-  const Layout& L = *t->layout;
-  s->nest = false;
+  if (pl.shape == Shape::List && pl.uniform_list()) {
+    s->kind = Loc::List;
+    s->l = ListLoc{};
+    s->l.disp = pl.disp, s->l.ext = t->extent(), s->l.es = divider(pl.size), s->l.width = divider(pl.width);
+    return bits;
+  }
+  s->kind = Loc::Tree;
   s->t = TreeLoc{};
   s->t.root = L.root, s->t.disp = L.disp, s->t.ext = t->extent(), s->t.es = divider(L.size());
-  return bits | static_cast<uint64_t>(L.disp);  // the position TreeLoc starts from
+  return bits;
+}
+
+// f(locator) with the side's locator (the kernels' launch and the emulation dispatch alike).
+template <class F>
+auto with_locator(const Side& s, F&& f) {
+  switch (s.kind) {
+    case Loc::Nest: return f(s.n);
+    case Loc::List: return f(s.l);
+    default: return f(s.t);
+  }
 }
 
 // One aligned move of G bytes. On the device a typed load and store (16 B: one vector

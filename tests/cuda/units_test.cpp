@@ -1,5 +1,5 @@
 // The GPU kernels' logic on the CPU: every unit of a call (src/cuda/units.hpp: the grain, the
-// nest and tree locators, the per-unit moves) run in a loop over the unit index, exactly as the
+// nest, tree and list locators, the per-unit moves) run in a loop over the unit index, exactly as the
 // kernels' threads run it, over random types (all constructors, depth up to 4, negative strides,
 // shifted bounds), full and partial byte ranges, and buffers at every alignment the grains
 // distinguish; the bytes are compared with the reference interpreter (tests/support). What this
@@ -18,7 +18,7 @@
 namespace {
 
 int failures = 0;
-int64_t nest_calls = 0, tree_calls = 0, grains[17] = {};
+int64_t calls[3] = {}, grains[17] = {};  // calls per locator: nest, tree, list
 
 bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
   if (!ok && ++failures <= 10)
@@ -26,18 +26,26 @@ bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
   return ok;
 }
 
-// The side of t as the GPU layer builds it, its tree arrays the host's own (divs holds the
-// dividers while the side is used).
-uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, std::vector<ddt::gpu::Divider>& divs) {
+// The side of t as the GPU layer builds it, its arrays the host's own (held in `keep` while the
+// side is used).
+struct Keep {
+  std::vector<ddt::gpu::Divider> divs;
+  std::vector<int64_t> list;
+};
+uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
   uint64_t bits = ddt::gpu::side_of(t, count, s);
-  if (!s->nest) {
+  if (s->kind != ddt::gpu::Loc::Nest) {
     const ddt::Layout& L = *t->layout;
-    ddt::gpu::vec_dividers(L, divs);
+    ddt::gpu::vec_dividers(L, keep.divs);
     s->t.nodes = L.nodes.data(), s->t.entries = L.entries.data(), s->t.prefix = L.prefix.data();
-    s->t.vec_div = divs.data();
+    s->t.vec_div = keep.divs.data();
+    if (s->kind == ddt::gpu::Loc::List) {
+      ddt::gpu::list_displacements(ddt::plan_of(t), keep.list);
+      s->l.list = keep.list.data();
+    }
     bits |= ddt::gpu::layout_bits(L);
   }
-  (s->nest ? nest_calls : tree_calls)++;
+  ++calls[static_cast<int>(s->kind)];
   return bits;
 }
 
@@ -58,34 +66,31 @@ uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 // on another having run first would show up here).
 void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo, int64_t n, char* seq) {
   ddt::gpu::Side s;
-  std::vector<ddt::gpu::Divider> divs;
-  const uint64_t bits = host_side(t, count, &s, divs);
+  Keep keep;
+  const uint64_t bits = host_side(t, count, &s, keep);
   const int64_t g = ddt::gpu::grain_of(bits | addr(buf) | addr(seq) | uint64_t(lo) | uint64_t(n));
   ++grains[g];
   with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
-    for (int64_t u = n / G - 1; u >= 0; --u) {
-      if (s.nest)
-        gather ? ddt::gpu::move_unit<true, G>(s.n, buf, seq, lo, u) : ddt::gpu::move_unit<false, G>(s.n, buf, seq, lo, u);
-      else
-        gather ? ddt::gpu::move_unit<true, G>(s.t, buf, seq, lo, u) : ddt::gpu::move_unit<false, G>(s.t, buf, seq, lo, u);
-    }
+    ddt::gpu::with_locator(s, [&](const auto& loc) {
+      for (int64_t u = n / G - 1; u >= 0; --u)
+        gather ? ddt::gpu::move_unit<true, G>(loc, buf, seq, lo, u) : ddt::gpu::move_unit<false, G>(loc, buf, seq, lo, u);
+    });
   });
 }
 
 void emulate_copy(ddt_type st, int64_t sc, const char* src, ddt_type dt, int64_t dc, char* dst, int64_t n) {
   ddt::gpu::Side a, b;
-  std::vector<ddt::gpu::Divider> da, db;
-  const uint64_t bits = host_side(st, sc, &a, da) | host_side(dt, dc, &b, db);
+  Keep ka, kb;
+  const uint64_t bits = host_side(st, sc, &a, ka) | host_side(dt, dc, &b, kb);
   const int64_t g = ddt::gpu::grain_of(bits | addr(src) | addr(dst) | uint64_t(n));
   with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
-    for (int64_t u = 0; u < n / G; ++u) {
-      if (a.nest && b.nest) ddt::gpu::copy_unit<G>(a.n, src, b.n, dst, u);
-      if (a.nest && !b.nest) ddt::gpu::copy_unit<G>(a.n, src, b.t, dst, u);
-      if (!a.nest && b.nest) ddt::gpu::copy_unit<G>(a.t, src, b.n, dst, u);
-      if (!a.nest && !b.nest) ddt::gpu::copy_unit<G>(a.t, src, b.t, dst, u);
-    }
+    ddt::gpu::with_locator(a, [&](const auto& sl) {
+      ddt::gpu::with_locator(b, [&](const auto& dl) {
+        for (int64_t u = 0; u < n / G; ++u) ddt::gpu::copy_unit<G>(sl, src, dl, dst, u);
+      });
+    });
   });
 }
 
@@ -187,6 +192,54 @@ void check_type(std::mt19937_64& rng, uint64_t seed) {
   ddt_type_free(&ty);
 }
 
+// Long index lists (the ListLoc path, which random types reach rarely): hindexed_block of 17 to
+// 2,000 blocks of 1 to 24 bytes at shuffled, sometimes negative, non-overlapping displacements,
+// 1 to 3 elements (some resized), full and partial ranges, both directions, against the CPU
+// executors (ddt_pack / ddt_unpack).
+void check_lists(std::mt19937_64& rng) {
+  const int64_t widths[] = {1, 2, 3, 4, 8, 12, 16, 24};
+  for (int it = 0; it < 300; ++it) {
+    const int64_t n = 17 + rng() % 1984, w = widths[rng() % 8], slot = w + rng() % 9;
+    std::vector<int64_t> d(n);
+    const int64_t shift = rng() % 2 ? n / 2 * slot : 0;  // some lists reach below their base
+    for (int64_t i = 0; i < n; ++i) d[i] = i * slot - shift;
+    std::shuffle(d.begin(), d.end(), rng);
+    ddt_type t, r;
+    ddt_type_hindexed_block(n, w, d.data(), DDT_BYTE, &t);
+    int64_t lb, ext;
+    ddt_type_extent(t, &lb, &ext);
+    if (rng() % 2) {
+      ddt_type_resized(t, lb, ext + 16 * (rng() % 4), &r);
+      ddt_type_free(&t);
+      t = r;
+      ddt_type_extent(t, &lb, &ext);
+    }
+    ddt_type_commit(t);
+    const int64_t count = 1 + rng() % 3, total = count * n * w;
+    std::vector<char> mem(count * ext + 64);
+    for (auto& c : mem) c = static_cast<char>(rng());
+    char* buf = mem.data() + 32 - lb;
+    std::vector<char> want(total), got(total + 16);
+    int64_t k;
+    ddt_pack(buf, count, t, 0, want.data(), total, &k);
+    const int64_t lo = rng() % 2 ? 0 : rng() % total, hi = lo + 1 + rng() % (total - lo);
+    char* seq = got.data() + (rng() % 2) * 8;
+    emulate_move(true, t, count, buf, lo, hi - lo, seq);
+    if (std::memcmp(seq, want.data() + lo, hi - lo) != 0 && ++failures <= 10)
+      std::fprintf(stderr, "FAIL list pack: n %lld w %lld count %lld [%lld, %lld)\n", (long long)n, (long long)w,
+                   (long long)count, (long long)lo, (long long)hi);
+    std::vector<char> a = mem, b = mem;
+    std::vector<char> in(total);
+    for (auto& c : in) c = static_cast<char>(rng());
+    ddt_unpack(in.data() + lo, hi - lo, a.data() + 32 - lb, count, t, lo, &k);
+    emulate_move(false, t, count, b.data() + 32 - lb, lo, hi - lo, in.data() + lo);
+    if (a != b && ++failures <= 10)
+      std::fprintf(stderr, "FAIL list unpack: n %lld w %lld count %lld [%lld, %lld)\n", (long long)n, (long long)w,
+                   (long long)count, (long long)lo, (long long)hi);
+    ddt_type_free(&t);
+  }
+}
+
 // The multiply that replaces division (units.hpp's Divider) against the division it replaces:
 // divisors and numerators of every magnitude, powers of two and their neighbours, the largest
 // numerators a stream position can take.
@@ -220,15 +273,16 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 drng(seed);
   if (!check_dividers(drng)) ++failures;
+  check_lists(drng);
   for (int64_t i = 0; i < types; ++i) {
     std::mt19937_64 rng(seed * 7777777 + i);
     check_type(rng, seed * 7777777 + i);
   }
-  std::printf("gpu units on the CPU: %lld types, %lld nest and %lld tree calls, grains 1/2/4/8/16: %lld/%lld/%lld/%lld/%lld; %d failures\n",
-              (long long)types, (long long)nest_calls, (long long)tree_calls, (long long)grains[1], (long long)grains[2],
+  std::printf("gpu units on the CPU: %lld types, %lld nest, %lld tree and %lld list calls, grains 1/2/4/8/16: %lld/%lld/%lld/%lld/%lld; %d failures\n",
+              (long long)types, (long long)calls[0], (long long)calls[1], (long long)calls[2], (long long)grains[1], (long long)grains[2],
               (long long)grains[4], (long long)grains[8], (long long)grains[16], failures);
   // The campaign must have exercised both locators and every grain, or it proves less than it says.
-  const bool covered = nest_calls > 0 && tree_calls > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
+  const bool covered = calls[0] > 0 && calls[1] > 0 && calls[2] > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
   if (!covered) std::fprintf(stderr, "FAIL: a locator or a grain was never exercised\n");
   return failures || !covered ? 1 : 0;
 }
