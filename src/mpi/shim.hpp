@@ -106,6 +106,7 @@ struct Side {
   int64_t bytes = 0;           // packed bytes of count elements
   void* data = nullptr;        // what the MPI is given: the user's bytes or staging.data()
   Buffer staging;
+  bool device = false;         // the user's buffer is GPU memory: always staged (device.cpp)
   bool converted() const { return info != nullptr; }
   // Not converted: the MPI gets exactly these arguments.
   void as_is(const void* b, int64_t c, MPI_Datatype t) { user = b, count = c, dt = t; }
@@ -114,6 +115,10 @@ struct Side {
   int n() const { return static_cast<int>(converted() ? bytes : count); }
   MPI_Datatype type() const { return converted() ? MPI_BYTE : dt; }
 };
+
+// Device buffers (device.cpp): decided once at MPI_Init; whether p takes the device buffers' way.
+void device_init();
+bool device_buffer(const void* p);
 
 // Prepares a send side: packs (buf, count, dt) into staging when the type needs it (not yet
 // when pack_now is false: persistent sends pack at each start). Returns an MPI error code

@@ -1,7 +1,8 @@
 // One side of a data movement (a send buffer or a receive buffer) as the interposer performs it:
 // the user's bytes where the layout is contiguous, else staging from the shared buffer pool
 // (src/util/buffer_pool.hpp), packed before a send and unpacked after a receive. Whether a
-// message is staged at all is the pass rule's (pass.cpp).
+// message is staged at all is the pass rule's (pass.cpp), except for GPU memory, which is always
+// staged (device.cpp): ddt_pack and ddt_unpack move it on the GPU.
 #include "mpi/shim.hpp"
 
 namespace ddtmpi {
@@ -15,14 +16,16 @@ bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   s.as_is(buf, count, dt);
   if (count < 0) return false;
   const TypeInfo& ti = peek(dt);  // decided without a reference: most small messages stop here
-  if (ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size) || pass_as_is(ti, count)) return false;
+  if (ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size)) return false;
+  s.device = count > 0 && device_buffer(buf);  // never handed to the MPI as it is
+  if (!s.device && pass_as_is(ti, count)) return false;
   s.info = lookup(dt);
   s.bytes = count * s.info->size;
   return true;
 }
 
 bool straight(const Side& s) {
-  return s.info->mode == TypeInfo::Contig;
+  return s.info->mode == TypeInfo::Contig && !s.device;
 }
 
 // Converts a side and points it at the user's bytes (Contig) or at fresh staging (Pack).
