@@ -39,15 +39,16 @@ def section(md, targets, out):
     md += [f"Device: {dev['name']}. Medians of 9 interleaved reps, CUDA events on one stream.", "",
            "### Vector sweep (stride = 2 x block), device to device", "",
            "| payload | block | pack of copy | unpack of copy | cudaMemcpy2DAsync of copy | pack / 2D | "
-           "per-block cudaMemcpyAsync us | pack vs per-block | pack to pinned / D2H copy |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "per-block cudaMemcpyAsync us | pack vs per-block | pack to pinned / D2H copy | to pageable: kernels / DMA time |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in vec:
         n = r["payload"] / r["block"]
         per_block_total = r["per_block_s"] * n
         md.append(f"| {size(r['payload'])} | {size(r['block'])} | {r['memcpy_s'] / r['pack_s']:.2f} | "
                   f"{r['memcpy_s'] / r['unpack_s']:.2f} | {r['memcpy_s'] / r['memcpy2d_s']:.2f} | "
                   f"{r['memcpy2d_s'] / r['pack_s']:.2f}x | {r['per_block_s'] * 1e6:.2f} | "
-                  f"{per_block_total / r['pack_s']:.0f}x | {r['d2h_s'] / r['pack_pinned_s']:.2f} |")
+                  f"{per_block_total / r['pack_s']:.0f}x | {r['d2h_s'] / r['pack_pinned_s']:.2f} | "
+                  f"{r.get('pageable_kernel_s', float('nan')) / r.get('pageable_dma_s', float('nan')):.2f} |")
     md.append("")
     big = [r for r in vec if r["payload"] == 64 * MIB]
 

@@ -49,6 +49,14 @@ int ddt_cuda_unpack_async(const void *inbuf, int64_t insize, void *outbuf, int64
 int ddt_cuda_copy_async(const void *src, int64_t scount, ddt_type stype, void *dst, int64_t dcount, ddt_type dtype,
                         cudaStream_t stream);
 
+/* Which executor moves device data (process-wide; for benchmarks and tests): DDT_CUDA_AUTO, the
+ * plan's choice (today the kernels everywhere: see src/cuda/api.cpp's cost model);
+ * DDT_CUDA_KERNELS; DDT_CUDA_DMA, the DMA engine (cudaMemcpy2DAsync) wherever the typed side is
+ * rows of one width at one pitch (a vector, a 2-D subarray, a contiguous type at an extent), the
+ * kernels elsewhere. DDT_ERR_ARG for another value. */
+enum { DDT_CUDA_AUTO = 0, DDT_CUDA_KERNELS = 1, DDT_CUDA_DMA = 2 };
+int ddt_cuda_set_executor(int which);
+
 /* ---- zero copy between processes of one node (CUDA IPC; FALCON-X's GPU design) -------------
  * The exporter describes a device buffer in a ddt_cuda_ipc (plain bytes: send them any way,
  * with ddt_type_serialize's bytes of its type); the importer copies from it into its own buffer

@@ -15,6 +15,7 @@
 // need measurements on a GPU that this code has not had yet: the README's GPU section says so.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -63,9 +64,35 @@ cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, 
 
 }  // namespace
 
+// ---- the cost model: kernels or the DMA engine ------------------------------------------------
+// Published for an H100 80GB HBM3 (issue 12's measurements; payload GB/s of a 64 MiB vector,
+// stride twice the block, as fractions of a 256 MiB device-to-device copy): a plain vector kernel
+// 0.85 from 128 B blocks and 0.60 at 8 B; cudaMemcpy2DAsync 0.05 at 8 B and 0.54-0.78 from 128 B
+// to 64 KiB. So between device buffers the kernels win at every block size, and AUTO runs them.
+// What nobody has measured yet is the DMA engine where one side is host memory (one
+// cudaMemcpy2DAsync straight between the device rows and pageable memory, against the kernel
+// into a device temporary and one copy across): ddt_gpu_bench's `pageable` columns time both,
+// and AUTO takes the DMA engine there once a device has shown it faster.
+std::atomic<int> executor{DDT_CUDA_AUTO};
+
+// The rows of a call when the DMA engine is to move it (DDT_CUDA_DMA and a layout of rows).
+bool dma_rows(ddt_type t, int64_t count, int64_t lo, int64_t n, Box* b) {
+  return executor.load(std::memory_order_relaxed) == DDT_CUDA_DMA && box_of(plan_of(t), count, lo, n, b);
+}
+
+cudaError_t dma_move(bool gather, const Box& b, const void* typed, const void* packed, cudaStream_t stream) {
+  char* rows = const_cast<char*>(static_cast<const char*>(typed)) + b.offset;
+  char* seq = const_cast<char*>(static_cast<const char*>(packed));
+  const size_t w = static_cast<size_t>(b.width), pitch = static_cast<size_t>(b.pitch), h = static_cast<size_t>(b.height);
+  return gather ? cudaMemcpy2DAsync(seq, w, rows, pitch, w, h, cudaMemcpyDefault, stream)
+                : cudaMemcpy2DAsync(rows, pitch, seq, w, w, h, cudaMemcpyDefault, stream);
+}
+
 // Stream bytes [lo, lo + n) between the typed buffer and packed, on the current device.
 int move_on(int device, bool gather, const void* typed, int64_t count, ddt_type t, int64_t lo, int64_t n,
             const void* packed, cudaStream_t stream) {
+  Box b;
+  if (dma_rows(t, count, lo, n, &b)) return status(dma_move(gather, b, typed, packed, stream));
   Prepared p;
   if (cudaError_t e = prepare(t, count, device, stream, &p)) return status(e);
   const int64_t g = grain_of(p.bits | addr(typed) | addr(packed) | static_cast<uint64_t>(lo) | static_cast<uint64_t>(n));
@@ -170,6 +197,9 @@ int move_sync(bool gather, const void* typed, int64_t count, ddt_type t, int64_t
   int device;
   if (int e = pick_device(a, b, &device)) return e;
   return on(device, [&] {
+    Box rows;
+    if (dma_rows(t, count, lo, n, &rows))  // the DMA engine reaches every kind of memory itself
+      return finish(status(dma_move(gather, rows, typed, packed, kSync)));
     if (reachable(a, device) && reachable(b, device))
       return finish(move_on(device, gather, typed, count, t, lo, n, packed, kSync));
     if (reachable(a, device)) {  // the packed side is pageable: through a device buffer
@@ -279,6 +309,12 @@ int async_device(const void* typed, int64_t count, ddt_type t, const void* packe
 extern "C" {
 
 int ddt_cuda_init(void) { return ddt::gpu::init(); }
+
+int ddt_cuda_set_executor(int which) {
+  if (which != DDT_CUDA_AUTO && which != DDT_CUDA_KERNELS && which != DDT_CUDA_DMA) return DDT_ERR_ARG;
+  ddt::gpu::executor.store(which, std::memory_order_relaxed);
+  return DDT_SUCCESS;
+}
 
 int ddt_cuda_pack_async(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
                         int64_t outsize, int64_t* packed, cudaStream_t stream) {

@@ -232,6 +232,32 @@ auto with_locator(const Side& s, F&& f) {
   }
 }
 
+// The DMA engine's view (HAND's "direct transfer"): a call whose typed side is rows of `width`
+// bytes, row i at offset + i * pitch from the buffer, pitch >= width, is one cudaMemcpy2DAsync.
+// A nest of one dimension is such rows (its blocks; elements continue them when the extent is
+// the nest's span), as is a nest of none (one row per element); the range must start and end
+// on rows. Deeper nests would be cudaMemcpy3D's, which is not used.
+struct Box {
+  int64_t offset = 0, width = 0, pitch = 0, height = 0;
+};
+
+inline bool box_of(const Plan& p, int64_t count, int64_t lo, int64_t n, Box* b) {
+  if (p.shape != Shape::Nest || p.dims > 1 || p.width <= 0 || n <= 0) return false;
+  int64_t pitch, rows;
+  if (p.dims == 0) {
+    pitch = p.extent, rows = count;
+  } else {
+    pitch = p.s[0], rows = p.n[0] * count;
+    if (count > 1 && p.extent != p.n[0] * p.s[0]) return false;  // elements do not continue the rows
+  }
+  if (rows > 1 && pitch < p.width) return false;  // overlapping or reversed rows
+  if (rows == 1) pitch = p.width;
+  if (lo % p.width != 0 || n % p.width != 0) return false;
+  b->width = p.width, b->pitch = pitch, b->height = n / p.width;
+  b->offset = p.disp + (lo / p.width) * pitch;
+  return true;
+}
+
 // One aligned move of G bytes. On the device a typed load and store (16 B: one vector
 // load/store); on the host memcpy, which compiles to the same move without aliasing questions.
 template <int G>

@@ -106,6 +106,17 @@ void campaign_type(std::mt19937_64& rng, uint64_t seed, cudaStream_t st, bool ki
     const auto got = dpk.get(at + hi - lo);
     check(e == DDT_SUCCESS && n == hi - lo && std::equal(got.begin() + at, got.end(), want.begin() + lo), "partial pack", what.c_str(), seed);
   }
+  // The DMA engine forced (ddt_cuda_set_executor): where the layout is rows it moves them, with
+  // cudaMemcpy2DAsync; device to device on the stream, and device to pageable host memory.
+  if (total > 0 && seed % 10 == 0) {
+    ddt_cuda_set_executor(DDT_CUDA_DMA);
+    e = ddt_cuda_pack_async(dsrc.p + src.origin, count, ty, 0, dpk.p, total, &n, st);
+    check(e == DDT_SUCCESS && dpk.get(total) == std::vector<char>(want.begin(), want.begin() + total), "dma pack", what.c_str(), seed);
+    std::vector<char> host(total);
+    e = ddt_pack(dsrc.p + src.origin, count, ty, 0, host.data(), total, &n);
+    check(e == DDT_SUCCESS && std::equal(host.begin(), host.end(), want.begin()), "dma pack to pageable", what.c_str(), seed);
+    ddt_cuda_set_executor(DDT_CUDA_AUTO);
+  }
   // Unpack, full and partial, where the typemap does not overlap (a GPU moves units in no order).
   if (total > 0 && !ref_overlaps(ref, count)) {
     std::vector<char> stream(total);
