@@ -22,11 +22,48 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "cuda/units.hpp"
 #include "ddtbench.hpp"
 #include "ddtkit.h"
 #include "png.hpp"
 
 namespace {
+
+// The executors' plans for count elements of t: the CPU's shape (src/plan/plan.hpp) and what the
+// GPU layer would run (src/cuda/units.hpp: the locator, the widest unit buffers aligned to 16
+// bytes allow, and whether the DMA engine could move it as rows), whether or not a GPU is here.
+void print_plans(ddt_type t, int64_t count) {
+  const ddt::Plan& p = ddt::plan_of(t);
+  std::string cpu;
+  switch (p.shape) {
+    case ddt::Shape::Empty: cpu = "empty"; break;
+    case ddt::Shape::Nest:
+      cpu = p.dims == 0 ? "one block of " + std::to_string(p.width) + " B"
+                        : "nest of " + std::to_string(p.dims) + (p.dims == 1 ? " dimension" : " dimensions") + " (blocks of " +
+                              std::to_string(p.width) + " B)";
+      break;
+    case ddt::Shape::Rows: cpu = "rows of a short table of " + std::to_string(p.rows) + " blocks"; break;
+    case ddt::Shape::Parts: cpu = "a short table of " + std::to_string(p.parts.size()) + " nests"; break;
+    case ddt::Shape::List:
+      cpu = p.uniform_list() ? "index list of " + std::to_string(p.segments[0].count) + " blocks of " + std::to_string(p.width) + " B"
+                             : "table of " + std::to_string(p.segments.size()) + " segments";
+      break;
+    case ddt::Shape::Walk: cpu = "the general walk"; break;
+  }
+  std::printf("plan (CPU):      %s\n", cpu.c_str());
+  if (p.shape == ddt::Shape::Empty || count <= 0) return;
+  ddt::gpu::Side side;
+  uint64_t bits = ddt::gpu::side_of(t, count, &side);
+  if (side.kind != ddt::gpu::Loc::Nest) bits |= ddt::gpu::layout_bits(*t->layout);
+  const char* loc = side.kind == ddt::gpu::Loc::Nest ? "nest locator (divisions)"
+                    : side.kind == ddt::gpu::Loc::List ? "list locator (a division and a load)"
+                                                       : "tree locator (divisions and binary searches)";
+  std::printf("plan (GPU):      %s, units of %" PRId64 " B with 16-byte aligned buffers", loc, ddt::gpu::grain_of(bits));
+  ddt::gpu::Box b;
+  if (ddt::gpu::box_of(p, count, 0, count * p.size, &b))
+    std::printf("; DMA rows: %" PRId64 " x %" PRId64 " B at pitch %" PRId64 " B", b.height, b.width, b.pitch);
+  std::printf("\n");
+}
 
 constexpr int64_t kMaxFile = int64_t(1) << 28;     // bytes read from a notation or layout file
 constexpr int64_t kMaxCells = int64_t(1) << 16;    // cells of a picture (the rest is downsampled)
@@ -512,6 +549,8 @@ int inspect_command(int argc, char** argv) {
       at = nl == std::string::npos ? lines.size() : nl + 1;
     }
   }
+
+  print_plans(h.t, count);
 
   if (o.pieces > 0) {
     std::vector<struct iovec> iov(o.pieces);
