@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "cuda/memory.hpp"
 #include "ddtbench.hpp"
 #include "ddtkit_cuda.h"
 #include "gen.hpp"
@@ -215,6 +216,44 @@ void ddtbench(cudaStream_t st) {
   std::printf("gpu_test: %d DDTBench kernels on the device, %d left out (absolute addresses of host arrays)\n", ran, skipped);
 }
 
+// What the driver says of each kind of memory (src/cuda/memory.cpp's where(), on which every
+// routing decision rests), printed, and checked against what each allocation is.
+void memory_kinds() {
+  using ddt::gpu::Mem;
+  struct Case {
+    const char* name;
+    void* p;
+    Mem want;
+  };
+  const size_t n = 1 << 20;
+  std::vector<char> pageable(n);
+  void *dev, *pinned, *managed, *pooled, *freed;
+  std::vector<char> registered(n);
+  CK(cudaMalloc(&dev, n));
+  CK(cudaMallocHost(&pinned, n));
+  CK(cudaMallocManaged(&managed, n));
+  CK(cudaMallocAsync(&pooled, n, 0));
+  CK(cudaStreamSynchronize(0));
+  CK(cudaHostRegister(registered.data(), n, cudaHostRegisterDefault));
+  CK(cudaMalloc(&freed, n));
+  CK(cudaFree(freed));
+  const Case cases[] = {{"malloc", pageable.data(), Mem::Host},      {"cudaMalloc", dev, Mem::Device},
+                        {"cudaMallocHost", pinned, Mem::Pinned},     {"cudaHostRegister", registered.data(), Mem::Pinned},
+                        {"cudaMallocManaged", managed, Mem::Managed}, {"cudaMallocAsync", pooled, Mem::Device},
+                        {"freed cudaMalloc", freed, Mem::Host}};
+  const char* names[] = {"host", "pinned", "device", "managed"};
+  for (const Case& c : cases) {
+    ddt::gpu::Where w;
+    const bool asked = ddt::gpu::where(c.p, &w);
+    std::printf("gpu_test: where(%s) = %s, device %d, range %s+%llu\n", c.name, names[static_cast<int>(w.kind)], w.device,
+                w.base == reinterpret_cast<uintptr_t>(c.p) ? "base" : w.base ? "other" : "none", (unsigned long long)w.size);
+    check(asked && w.kind == c.want, "memory kinds", c.name, 0);
+  }
+  CK(cudaHostUnregister(registered.data()));
+  cudaFree(dev), cudaFreeHost(pinned), cudaFree(managed), cudaFreeAsync(pooled, 0);
+  CK(cudaStreamSynchronize(0));
+}
+
 // Bad input: an error code, nothing written, and the context still usable afterwards.
 void bad_input(cudaStream_t st) {
   ddt_type v;
@@ -276,6 +315,7 @@ int main(int argc, char** argv) {
   std::printf("gpu_test on %s (sm_%d%d)\n", prop.name, prop.major, prop.minor);
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  memory_kinds();
   bad_input(st);
   ddtbench(st);
   for (int64_t i = 0; i < types; ++i) {
