@@ -305,7 +305,7 @@ def main():
     runtime = report_runtime.section(md, targets, OUT)
     spin = report_spin.section(md, targets, OUT)
     protocols = report_protocols.section(md, targets, OUT)
-    report_gpu.section(md, targets, OUT)
+    gpu = report_gpu.section(md, targets, OUT)
 
     summary = ["## Summary: targets of issue 9 (engine), issue 4 (interposer) and issue 10 (runtime)", "",
                "| target | measured | peers | met |",
@@ -319,6 +319,7 @@ def main():
     report_runtime.plots(OUT, runtime)
     report_spin.plots(OUT, spin)
     report_protocols.plots(OUT, protocols)
+    report_gpu.plots(OUT, gpu)
     print("\n".join(summary))
     print(f"\nreport: {os.path.join(OUT, 'report.md')}")
 

@@ -37,7 +37,7 @@ def section(md, targets, out):
     dev = next((r for r in rows if r.get("suite") == "device"), {"name": "?"})
     vec = [r for r in rows if r.get("suite") == "vector"]
     md += [f"Device: {dev['name']}. Medians of 9 interleaved reps, CUDA events on one stream.", "",
-           "### Vector sweep (stride = 2 x block), device to device", "",
+           "### Vector sweep (stride = 2 x block), device to device", "", "![GPU vector sweep](gpu_vector.png)", "",
            "| payload | block | pack of copy | unpack of copy | cudaMemcpy2DAsync of copy | pack / 2D | "
            "per-block cudaMemcpyAsync us | pack vs per-block | pack to pinned / D2H copy | to pageable: kernels / DMA time |",
            "|---|---|---|---|---|---|---|---|---|---|"]
@@ -96,3 +96,40 @@ def section(md, targets, out):
                    f"2 MiB pack ({r['block']} B blocks) + sync {r['pack_s'] * 1e6:.1f} us: {ratio:.2f}x the floor.", ""]
             targets.append(("GPU: 2 MiB pack within 2x of the launch floor", f"{ratio:.2f}x", "", ratio <= 2.0))
     return rows
+
+
+def plots(out, rows):
+    """gpu_vector.png: the vector sweep at 64 MiB (and 2 MiB), each method as a fraction of the
+    device-to-device copy, beside issue 12's targets."""
+    if not rows:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    vec = [r for r in rows if r.get("suite") == "vector"]
+    if not vec:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for ax, payload in zip(axes, (64 * MIB, 2 * MIB)):
+        rs = sorted((r for r in vec if r["payload"] == payload), key=lambda r: r["block"])
+        xs = [r["block"] for r in rs]
+        for label, key in (("ddtkit pack", "pack_s"), ("ddtkit unpack", "unpack_s"), ("cudaMemcpy2DAsync", "memcpy2d_s")):
+            ax.plot(xs, [r["memcpy_s"] / r[key] for r in rs], marker="o", label=label)
+        ax.plot(xs, [r["memcpy_s"] / (r["per_block_s"] * r["payload"] / r["block"]) for r in rs], marker="x",
+                label="cudaMemcpyAsync per block")
+        if payload == 64 * MIB:
+            ax.plot([8, 128, 512, 65536], [0.6, 0.85, 0.9, 0.9], color="gray", linestyle="--", drawstyle="steps-post",
+                    label="target")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("block (B), stride 2 x block")
+        ax.set_title(f"{size(payload)} payload")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("fraction of device-to-device copy")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "gpu_vector.png"), dpi=110)
+    plt.close(fig)
