@@ -297,10 +297,7 @@ void bad_input(cudaStream_t st) {
 int main(int argc, char** argv) {
   int64_t types = 5000;
   uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--types")) types = std::atoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-  }
+  campaign_args(argc, argv, &types, &seed);
   if (ddt_cuda_init() != DDT_SUCCESS) {
     int ndev = 0;
     const cudaError_t e = cudaGetDeviceCount(&ndev);

@@ -296,10 +296,7 @@ bool check_dividers(std::mt19937_64& rng) {
 int main(int argc, char** argv) {
   int64_t types = 5000;
   uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--types")) types = std::atoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-  }
+  campaign_args(argc, argv, &types, &seed);
   std::mt19937_64 drng(seed);
   if (!check_dividers(drng)) ++failures;
   check_lists(drng);

@@ -207,10 +207,7 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
 int main(int argc, char** argv) {
   int64_t types = 20000;
   uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--types")) types = std::atoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(argv[i + 1], nullptr, 10);
-  }
+  campaign_args(argc, argv, &types, &seed);
   GenOptions opt;
   if (argc == 4 && !std::strcmp(argv[1], "--write-corpus")) {  // seeds for fuzz_deserialize
     for (int64_t i = 0; i < std::atoll(argv[3]); ++i) {

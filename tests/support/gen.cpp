@@ -1,6 +1,8 @@
 #include "gen.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace {
@@ -318,4 +320,11 @@ TPtr random_type_packing(std::mt19937_64& rng, const GenOptions& opt, int64_t to
       *count = total / ref.size;
   }
   return t;
+}
+
+void campaign_args(int argc, char** argv, int64_t* types, uint64_t* seed) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--types")) *types = std::atoll(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seed")) *seed = std::strtoull(argv[i + 1], nullptr, 10);
+  }
 }

@@ -24,6 +24,9 @@ TPtr random_type(std::mt19937_64& rng, const GenOptions& opt, RefType& ref,
 TPtr random_type_packing(std::mt19937_64& rng, const GenOptions& opt, int64_t total, int64_t max_count, bool no_overlap,
                          RefType& ref, int64_t* count);
 
+// A campaign's command line: --types N and --seed S (others are left to the caller).
+void campaign_args(int argc, char** argv, int64_t* types, uint64_t* seed);
+
 // Builds t through ddtkit's constructors, freeing each intermediate handle as soon as its parent
 // exists (the parent must keep it alive). Returns DDT_TYPE_NULL and sets *err on failure.
 ddt_type build_ddt(const TNode& t, int* err);
