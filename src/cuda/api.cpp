@@ -258,7 +258,7 @@ bool hook_on_device(const void* p) {
   return where(p, &w) && on_device(w);
 }
 
-const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy, &hook_on_device};
+const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy, &hook_on_device, &hook_ipc_export, &hook_ipc_copy};
 
 }  // namespace
 

@@ -23,6 +23,9 @@ int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst,
             int64_t n, cudaStream_t stream);
 // The bytes count elements of t at buf touch lie inside w's allocation.
 bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t);
+// The runtime's CUDA IPC (cpu/device.hpp's DeviceHook::ipc_export and ipc_copy; ipc.cpp).
+int hook_ipc_export(const void* buf, void* desc);
+int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt);
 // The device whose kernels a stream runs: a created stream's own, else the current device.
 int stream_device(cudaStream_t stream, int* device);
 

@@ -15,12 +15,14 @@
 #include <mutex>
 
 #include "cpu/arguments.hpp"
+#include "cpu/device.hpp"
 #include "cuda/gpu.hpp"
 #include "cuda/memory.hpp"
 #include "ddtkit_cuda.h"
 #include "util/guarded.hpp"
 
 static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(ddt_cuda_ipc::handle), "an IPC handle is 64 bytes");
+static_assert(sizeof(ddt_cuda_ipc) == ddt::kIpcDesc, "the runtime carries a description in kIpcDesc bytes");
 
 namespace ddt::gpu {
 
@@ -102,6 +104,36 @@ int ipc_copy(const ddt_cuda_ipc& d, int64_t scount, ddt_type stype, void* dst, i
       !typed_inside(a, s, scount, stype) || !typed_inside(b, dst, dcount, dtype))
     return DDT_ERR_ARG;
   return copy_on(device, s, scount, stype, dst, dcount, dtype, n, stream);
+}
+
+int hook_ipc_export(const void* buf, void* desc) {
+  return ddt_cuda_ipc_export(buf, static_cast<ddt_cuda_ipc*>(desc));
+}
+
+// The runtime's receive of a device send: straight into dst by one kernel where a kernel reaches
+// it; else (pageable memory) through ddt_copy from the mapping, which the GPU layer stages.
+int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt) {
+  ddt_cuda_ipc d;
+  std::memcpy(&d, desc, sizeof d);
+  int64_t n = 0, dn = 0;
+  if (ddt::stream(st, scount, 0, &n) || ddt::stream(dt, dcount, 0, &dn) || n != dn) return DDT_ERR_ARG;
+  int device;
+  if (int e = status(cudaGetDevice(&device))) return e;
+  return on(device, [&] {
+    char* base = nullptr;
+    if (open_base(d, device, &base) != DDT_SUCCESS) return kIpcUnopened;
+    Where b;
+    if (!where(dst, &b)) return static_cast<int>(DDT_ERR_DEVICE);
+    if (reachable(b, device)) {
+      if (int e = ipc_copy(d, scount, st, dst, dcount, dt, n, device, cudaStreamLegacy)) return e;
+      return status(cudaStreamSynchronize(cudaStreamLegacy));
+    }
+    Where a;
+    if (!where(base, &a) || a.size == 0 || d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size ||
+        !typed_inside(a, base + d.offset, scount, st))
+      return static_cast<int>(DDT_ERR_ARG);
+    return ddt_copy(base + d.offset, scount, st, dst, dcount, dt);
+  });
 }
 
 }  // namespace ddt::gpu

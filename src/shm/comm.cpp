@@ -350,6 +350,7 @@ void plain_cts(int source, const CellHeader& h) {
     rt.sent.add(source, o.hash);
     rt.out[source].push_back(std::move(o));
   } else {
+    if (s->ipc) stage_ipc_send(s);  // the receiver could not copy by IPC: the bytes from host memory
     s->sent = 0;
     rt.out[source].push_back(Outgoing{(h.flags & kSendIov) ? kIov : kData, s});
   }
@@ -647,7 +648,7 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     // messages of 1-16 KB, 1.36-3.74 for a vector of 64 B blocks, 1.31-2.64 for 8 B blocks:
     // the rendezvous' RTS/FIN round trip (2.5-6 us) outweighs its saved copy at every size a
     // cell can hold. DDTKIT_EAGER_MAX lowers it (tests run every message by rendezvous with it).
-    rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") && std::atoi(std::getenv("DDTKIT_STAGE_ALL")) == 1;
+    rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") ? std::clamp(std::atoi(std::getenv("DDTKIT_STAGE_ALL")), 0, 2) : 0;
     rt.eager_max = kCellPayload;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);
     rt.chunk_min = kChunkMinBytes, rt.chunk_bytes = kChunkBytes, rt.engine_ratio = 1.0;
@@ -699,14 +700,27 @@ int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, i
     if (mode == DDT_SEND_BUFFERED) return buffered_send(buf, count, type, dest, tag, blocking, req);
     std::vector<char> staging;
     const int64_t bytes = packed_size(type, count);
+    bool ipc = false;
+    char desc[ddt::kIpcDesc] = {};
     if (staged(buf, bytes)) {
-      staging.resize(static_cast<size_t>(bytes));
-      int64_t n = 0;
-      if (int e = ddt_pack(buf, count, type, 0, staging.data(), bytes, &n)) return e;
-      buf = staging.data(), count = bytes, type = DDT_BYTE;
+      // A rendezvous-sized device buffer is offered by CUDA IPC (FALCON-X's GPU zero copy: the
+      // receiver's kernel reads it); an eager one, or one IPC cannot export, is staged.
+      const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
+      if (bytes > rt.eager_max && rt.stage_all == 2)
+        ipc = true;  // tests: an empty description, which the receiver cannot open
+      else if (bytes > rt.eager_max && !rt.stage_all && d && d->ipc_export && d->ipc_export(buf, desc) == DDT_SUCCESS)
+        ipc = true;
+      if (!ipc) {
+        staging.resize(static_cast<size_t>(bytes));
+        int64_t n = 0;
+        if (int e = ddt_pack(buf, count, type, 0, staging.data(), bytes, &n)) return e;
+        buf = staging.data(), count = bytes, type = DDT_BYTE;
+      }
     }
     ddt_request r = new ddt_request_s;
     r->staging = std::move(staging);
+    r->ipc = ipc;
+    std::memcpy(r->ipc_desc, desc, sizeof desc);
     r->send = true, r->sbuf = buf, r->count = count, r->type = type, r->peer = dest, r->tag = tag;
     r->mode = mode, r->blocking = blocking;
     r->bytes = packed_size(type, count);
@@ -765,6 +779,16 @@ bool can_post(int dest, int cells) {
   Channel* c = channel(rt.job, rt.rank, dest);
   const uint64_t used = c->head.load(std::memory_order_relaxed) - c->tail.load(std::memory_order_acquire);
   return used + static_cast<uint64_t>(cells) <= static_cast<uint64_t>(kCells);
+}
+
+void stage_ipc_send(ddt_request s) {
+  s->ipc = false;
+  s->staging.resize(static_cast<size_t>(s->bytes));
+  int64_t n = 0;
+  if (s->bytes > 0) ddt_pack(s->sbuf, s->count, s->type, 0, s->staging.data(), s->bytes, &n);
+  ddt::release(s->type);
+  s->sbuf = s->staging.data(), s->count = s->bytes, s->type = DDT_BYTE;
+  s->cursor.reset();
 }
 
 int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {

@@ -62,6 +62,7 @@ enum CellFlags : uint32_t {
   // eager cell also asks for a FIN once it has matched)
   kBlocking = 2048, kSync = 4096, kBuffered = 8192, kReady = 16384,
   kChunk = 32768,                                                // cts: the sender's share in chunks
+  kIpc = 65536,  // rts: a device send; its body is the layout and a CUDA IPC description (comm.cpp)
 };
 struct CellHeader {
   uint32_t kind;

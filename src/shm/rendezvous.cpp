@@ -34,6 +34,7 @@
 
 #include "cpu/arguments.hpp"
 #include "cpu/copy.hpp"
+#include "cpu/device.hpp"
 #include "shm/engine.hpp"
 #include "shm/heap.hpp"
 #include "shm/protocol.hpp"
@@ -711,6 +712,15 @@ Outgoing make_rts(ddt_request r) {
   // The sender's call, for COOP-coll's table (seed 002, Table II).
   o.flags = (r->blocking ? kBlocking : 0u) | (r->mode == DDT_SEND_SYNC ? kSync : 0u) |
             (r->mode == DDT_SEND_BUFFERED ? kBuffered : 0u) | (r->mode == DDT_SEND_READY ? kReady : 0u);
+  if (r->ipc) {  // a device send: its layout and CUDA IPC description, every time
+    auto body = std::make_shared<std::string>(*serialized(r->type));
+    body->append(r->ipc_desc, ddt::kIpcDesc);
+    o.body = std::move(body);
+    o.flags |= kIpc;
+    rt.times.exchange_ns += now_ns() - t0;
+    ++rt.times.sends;
+    return o;
+  }
   // The heap segment the whole send lies in, its descriptor sent to the peer if not yet.
   const SegmentRef seg = heap_segment(r->type, r->sbuf, r->count, r->peer);
   if (seg.id && offer(seg, r->peer)) o.seg = seg.id;
@@ -741,6 +751,35 @@ Outgoing make_rts(ddt_request r) {
   return o;
 }
 
+// A device send (kIpc): the body is the sender's serialized layout followed by its CUDA IPC
+// description. One kernel of this process copies from the sender's device memory into the
+// receive (straight into a device receive's own buffer, which is then not unpacked from its
+// staging). Where that cannot be (no GPU layer here, a description that does not open in this
+// process, a receive too small for the message: truncation is the cells' to deliver), the bytes
+// are asked for in cells, and the sender stages them (stage_ipc_send).
+void deliver_ipc(ddt_request r, int source, const char* body, int64_t nbody, int64_t n) {
+  const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
+  if (nbody <= ddt::kIpcDesc) return finish(r, source, false, 0);
+  if (!d || !d->ipc_copy || r->msg > r->bytes) return ask(r, source, 0);
+  ddt_type remote = DDT_TYPE_NULL;
+  if (ddt_type_deserialize(body, nbody - ddt::kIpcDesc, &remote) != DDT_SUCCESS) return finish(r, source, false, 0);
+  struct Owned {
+    ddt_type t;
+    ~Owned() { ddt_type_free(&t); }
+  } own{remote};
+  int64_t total = -1;
+  if (ddt::stream(remote, r->rcount, 0, &total) != DDT_SUCCESS || total != r->msg) return finish(r, source, false, 0);
+  void* dst = r->user_buf ? r->user_buf : r->rbuf;
+  const int64_t dcount = r->user_buf ? r->user_count : r->count;
+  ddt_type dtype = r->user_buf ? r->user_type : r->type;
+  const int64_t t0 = now_ns();
+  const int e = n > 0 ? d->ipc_copy(body + nbody - ddt::kIpcDesc, r->rcount, remote, dst, dcount, dtype) : DDT_SUCCESS;
+  rt.times.copy_ns += now_ns() - t0;
+  if (e == ddt::kIpcUnopened) return ask(r, source, 0);
+  if (e == DDT_SUCCESS) r->user_buf = nullptr;  // delivered into it: nothing to unpack
+  finish(r, source, e == DDT_SUCCESS, n);
+}
+
 void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* body, int64_t nbody) {
   if (!(h.flags & kResent)) {
     r->status.source = source, r->status.tag = h.tag;
@@ -749,6 +788,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
     ++rt.times.receives;
   }
   const int64_t n = std::min(r->msg, r->bytes);
+  if (h.flags & kIpc) return deliver_ipc(r, source, body, nbody, n);
   int64_t t0 = now_ns();
   const Attachment* seg = r->rseg && rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA ? rt.attacher.find(source, r->rseg) : nullptr;
   rt.times.attach_ns += now_ns() - t0;

@@ -79,6 +79,10 @@ struct ddt_request_s {
   void* user_buf = nullptr;
   int64_t user_count = 0;
   ddt_type user_type = DDT_TYPE_NULL;
+  // send: a device buffer offered by CUDA IPC (the RTS carries ipc_desc; the receiver copies
+  // from it with one kernel); staged as above only if the receiver asks for the bytes in cells.
+  bool ipc = false;
+  char ipc_desc[72] = {};  // cpu/device.hpp's kIpcDesc
 };
 
 namespace ddt::shm {
@@ -179,8 +183,9 @@ struct Runtime {
   // most one cell's payload).
   int64_t eager_max = 0;
   // DDTKIT_STAGE_ALL=1 (tests): every buffer takes the device buffers' staged way, so that the
-  // path runs where no GPU is.
-  bool stage_all = false;
+  // path runs where no GPU is; 2: rendezvous sends also go as device (IPC) sends with an empty
+  // description, which a receiver without the GPU layer answers by asking for cells.
+  int stage_all = 0;
 };
 extern Runtime rt;
 
@@ -230,6 +235,8 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
 void on_iov(ddt_request r, int source, const CellHeader& h, const char* data);
 // Receiver: a layout pinned by the sender's ddt_type_commit_comm.
 void on_layout(int source, const CellHeader& h, const char* body, int64_t nbody);
+// Sender: a device (IPC) send asked for its bytes in cells: staged in host memory first.
+void stage_ipc_send(ddt_request s);
 // Sender: the serialized layout of r's type (for a resend).
 std::shared_ptr<const std::string> serialized(ddt_type t);
 // Either side: runs the copy jobs (rt.copies): each whole, or one chunk of each chunked one.
