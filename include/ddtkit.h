@@ -457,6 +457,8 @@ typedef struct {
   /* sender: RPUT and COOP shares this process wrote through its mapping of the receive's heap
    * segment (the receive lies in the receiver's ddt_alloc heap), and by CMA (process_vm_writev). */
   int64_t shares_heap, shares_cma;
+  /* receives of device sends copied by one kernel through CUDA IPC (ddtkit_cuda.h's GPU layer). */
+  int64_t by_ipc;
 } ddt_comm_times;
 int ddt_comm_get_times(ddt_comm_times *t);
 

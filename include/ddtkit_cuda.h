@@ -78,7 +78,9 @@ int ddt_cuda_ipc_export(const void *buf, ddt_cuda_ipc *out);
  * stype is the exporter's type as this process knows it (ddt_type_deserialize). The exporter's
  * allocation is opened at first use and stays open for later copies (until ddt_cuda_ipc_close);
  * the bytes read must lie inside it (checked: DDT_ERR_ARG, as for a handle that does not open,
- * since the bytes came from another process). dst must be reachable by a kernel of the current
+ * since the bytes came from another process). CUDA's rule holds: the exporter must not free the
+ * buffer while an importer has it open, so importers close it (ddt_cuda_ipc_close) before the
+ * exporter frees (the runtime's device sends do this after every message). dst must be reachable by a kernel of the current
  * device, as for ddt_cuda_copy_async. */
 int ddt_cuda_ipc_copy_async(const ddt_cuda_ipc *src, int64_t scount, ddt_type stype, void *dst, int64_t dcount,
                             ddt_type dtype, cudaStream_t stream);

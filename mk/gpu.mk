@@ -8,12 +8,13 @@
 
 build-gpu:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test gpu_ipc_test ddt_gpu_bench
+	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test gpu_ipc_test gpu_comm_test ddtkit_cli ddt_gpu_bench
 
 test-gpu: build-gpu
 	build-gpu/tests/cuda/gpu_units_test --types 5000 --seed 1
 	build-gpu/tests/cuda/gpu_test --types 5000 --seed 1
 	build-gpu/tests/cuda/gpu_ipc_test
+	build-gpu/tools/ddtkit run -n 2 build-gpu/tests/cuda/gpu_comm_test
 	@echo "make test-gpu: the GPU tests passed"
 
 bench-gpu: build-gpu

@@ -111,7 +111,8 @@ int hook_ipc_export(const void* buf, void* desc) {
 }
 
 // The runtime's receive of a device send: straight into dst by one kernel where a kernel reaches
-// it; else (pageable memory) through ddt_copy from the mapping, which the GPU layer stages.
+// it; else (pageable memory) through ddt_copy from the mapping, which the GPU layer stages. The
+// mapping is not kept (below), so each message opens the sender's allocation anew.
 int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt) {
   ddt_cuda_ipc d;
   std::memcpy(&d, desc, sizeof d);
@@ -119,6 +120,12 @@ int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int6
   if (ddt::stream(st, scount, 0, &n) || ddt::stream(dt, dcount, 0, &dn) || n != dn) return DDT_ERR_ARG;
   int device;
   if (int e = status(cudaGetDevice(&device))) return e;
+  // Closed again after the copy: the sender frees its buffer whenever its send has completed, and
+  // an allocation freed while an importer still has it open is undefined behaviour in CUDA.
+  struct Close {
+    const ddt_cuda_ipc& d;
+    ~Close() { ddt_cuda_ipc_close(&d); }
+  } close{d};
   return on(device, [&] {
     char* base = nullptr;
     if (open_base(d, device, &base) != DDT_SUCCESS) return kIpcUnopened;

@@ -776,7 +776,7 @@ void deliver_ipc(ddt_request r, int source, const char* body, int64_t nbody, int
   const int e = n > 0 ? d->ipc_copy(body + nbody - ddt::kIpcDesc, r->rcount, remote, dst, dcount, dtype) : DDT_SUCCESS;
   rt.times.copy_ns += now_ns() - t0;
   if (e == ddt::kIpcUnopened) return ask(r, source, 0);
-  if (e == DDT_SUCCESS) r->user_buf = nullptr;  // delivered into it: nothing to unpack
+  if (e == DDT_SUCCESS) r->user_buf = nullptr, ++rt.times.by_ipc;  // delivered into it: nothing to unpack
   finish(r, source, e == DDT_SUCCESS, n);
 }
 
