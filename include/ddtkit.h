@@ -304,8 +304,10 @@ const char *ddt_error_string(int code);
  * auto|pipe|cma|heap, DDTKIT_EXCHANGE=memoized|descriptor|naive|pipelined and
  * DDTKIT_CACHE_ENTRIES set them from the environment. A peer that dies makes the operations
  * waiting on it fail with DDT_ERR_PEER. Not thread-safe: one thread per process calls these.
- * Device buffers (with the GPU layer of ddtkit_cuda.h linked and initialised) are staged through
- * host memory: packed on the GPU at the send, unpacked on the GPU as the receive completes. */
+ * Device buffers (with the GPU layer of ddtkit_cuda.h linked and initialised): a rendezvous-sized
+ * send from device memory is offered by CUDA IPC and copied by one kernel of the receiver; other
+ * messages are staged through host memory (packed on the GPU at the send, unpacked on the GPU as
+ * the receive completes). */
 typedef struct ddt_request_s *ddt_request;
 #define DDT_REQUEST_NULL ((ddt_request)0)
 typedef struct { int source, tag, error; int64_t bytes; } ddt_status;
