@@ -21,12 +21,14 @@ struct DeviceHook {
   // Whether p is device or managed memory (the runtime stages such buffers: src/shm/comm.cpp).
   bool (*on_device)(const void* p);
   // CUDA IPC for the runtime's device sends (FALCON-X's GPU zero copy): ipc_export writes the
-  // kIpcDesc-byte description of device buffer buf (ddtkit_cuda.h's ddt_cuda_ipc); ipc_copy
-  // copies, synchronously, the packed stream of (the described buffer, scount, st) into (dst,
-  // dcount, dt), dst of any memory kind, and returns kIpcUnopened where the description does not
-  // open in this process (the bytes then come another way).
+  // kIpcDesc-byte description of device buffer buf (ddtkit_cuda.h's ddt_cuda_ipc), once the work
+  // queued before it on the legacy stream is done; ipc_copy copies, synchronously, the packed
+  // stream of (the described buffer, scount, st), n bytes, into the first n stream bytes of (dst,
+  // dcount, dt), dst of any memory kind, and returns kIpcUnopened where it cannot before writing
+  // a byte (a description that does not open here, a mapping it cannot reach or bound): the bytes
+  // then come another way.
   int (*ipc_export)(const void* buf, void* desc);
-  int (*ipc_copy)(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt);
+  int (*ipc_copy)(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n);
 };
 constexpr int64_t kIpcDesc = 72;
 constexpr int kIpcUnopened = -2;

@@ -280,9 +280,11 @@ int init() {
 int stream_device(cudaStream_t stream, int* device) {
   // The special streams (legacy, per-thread) belong to the current device; a created stream
   // names its own (cudaStreamGetDevice), where the work must be launched.
+#if CUDART_VERSION >= 12080  // cudaStreamGetDevice arrived in CUDA 12.8
   if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread &&
       cudaStreamGetDevice(stream, device) == cudaSuccess)
     return DDT_SUCCESS;
+#endif
   cudaGetLastError();
   return status(cudaGetDevice(device));
 }

@@ -25,7 +25,7 @@ int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst,
 bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t);
 // The runtime's CUDA IPC (cpu/device.hpp's DeviceHook::ipc_export and ipc_copy; ipc.cpp).
 int hook_ipc_export(const void* buf, void* desc);
-int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt);
+int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n);
 // The device whose kernels a stream runs: a created stream's own, else the current device.
 int stream_device(cudaStream_t stream, int* device);
 

@@ -56,6 +56,19 @@ void close_one(const Opened& o) {
   cudaGetLastError();
 }
 
+// Closes the entry of (handle, device), if open. The caller has waited for the work that used it.
+void close_entry(const ddt_cuda_ipc& d, int device) {
+  Imports& x = imports();
+  std::lock_guard<std::mutex> lock(x.mu);
+  for (auto it = x.open.begin(); it != x.open.end(); ++it)
+    if (it->device == device && std::memcmp(it->handle, d.handle, 64) == 0) {
+      cudaIpcCloseMemHandle(it->base);
+      cudaGetLastError();
+      x.open.erase(it);
+      return;
+    }
+}
+
 // The importer's address of the exporter's allocation, opened on `device` if not yet.
 int open_base(const ddt_cuda_ipc& d, int device, char** base) {
   Imports& x = imports();
@@ -107,39 +120,51 @@ int ipc_copy(const ddt_cuda_ipc& d, int64_t scount, ddt_type stype, void* dst, i
 }
 
 int hook_ipc_export(const void* buf, void* desc) {
+  Where w;
+  if (!where(buf, &w) || w.kind != Mem::Device) return DDT_ERR_ARG;
+  // The receiver's kernel reads the buffer at once: the work the sender queued before its send
+  // (on its blocking streams, which the legacy stream follows) must be done, as a staged send's
+  // pack on the legacy stream would have waited for it.
+  if (int e = on(w.device, [&] { return status(cudaStreamSynchronize(cudaStreamLegacy)); })) return e;
   return ddt_cuda_ipc_export(buf, static_cast<ddt_cuda_ipc*>(desc));
 }
 
-// The runtime's receive of a device send: straight into dst by one kernel where a kernel reaches
-// it; else (pageable memory) through ddt_copy from the mapping, which the GPU layer stages. The
-// mapping is not kept (below), so each message opens the sender's allocation anew.
-int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt) {
+// The runtime's receive of a device send: n stream bytes straight into dst by one kernel where a
+// kernel reaches it; else (pageable memory, equal sizes) through ddt_copy from the mapping, which
+// the GPU layer stages. Whatever fails before a byte is written answers kIpcUnopened, and the
+// bytes come in cells; a span outside the sender's allocation is an error (the description came
+// from another process). The mapping is closed again after the copy: the sender frees its
+// buffer whenever its send has completed, and an allocation freed while an importer still has it
+// open is undefined behaviour in CUDA.
+int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n) {
   ddt_cuda_ipc d;
   std::memcpy(&d, desc, sizeof d);
-  int64_t n = 0, dn = 0;
-  if (ddt::stream(st, scount, 0, &n) || ddt::stream(dt, dcount, 0, &dn) || n != dn) return DDT_ERR_ARG;
-  int device;
-  if (int e = status(cudaGetDevice(&device))) return e;
-  // Closed again after the copy: the sender frees its buffer whenever its send has completed, and
-  // an allocation freed while an importer still has it open is undefined behaviour in CUDA.
-  struct Close {
-    const ddt_cuda_ipc& d;
-    ~Close() { ddt_cuda_ipc_close(&d); }
-  } close{d};
-  return on(device, [&] {
+  int64_t sn = 0, dn = 0;
+  if (ddt::stream(st, scount, 0, &sn) || ddt::stream(dt, dcount, 0, &dn) || n <= 0 || n > sn || n > dn) return DDT_ERR_ARG;
+  Where b;
+  if (!where(dst, &b)) return kIpcUnopened;
+  int device = b.kind == Mem::Device ? b.device : -1;
+  if (device < 0 && status(cudaGetDevice(&device))) return kIpcUnopened;
+  return on(device, [&]() -> int {
     char* base = nullptr;
     if (open_base(d, device, &base) != DDT_SUCCESS) return kIpcUnopened;
-    Where b;
-    if (!where(dst, &b)) return static_cast<int>(DDT_ERR_DEVICE);
+    struct Close {  // exactly the entry opened here, once the copy is done
+      const ddt_cuda_ipc& d;
+      int device;
+      ~Close() { close_entry(d, device); }
+    } close{d, device};
+    Where a;
+    if (!where(base, &a) || a.size == 0 || !reachable(a, device)) return kIpcUnopened;
+    if (d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size) return DDT_ERR_ARG;
+    const char* s = base + d.offset;
+    if (!typed_inside(a, s, scount, st)) return DDT_ERR_ARG;
     if (reachable(b, device)) {
-      if (int e = ipc_copy(d, scount, st, dst, dcount, dt, n, device, cudaStreamLegacy)) return e;
+      if (!typed_inside(b, dst, dcount, dt)) return DDT_ERR_ARG;
+      if (int e = copy_on(device, s, scount, st, dst, dcount, dt, n, cudaStreamLegacy)) return e;
       return status(cudaStreamSynchronize(cudaStreamLegacy));
     }
-    Where a;
-    if (!where(base, &a) || a.size == 0 || d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size ||
-        !typed_inside(a, base + d.offset, scount, st))
-      return static_cast<int>(DDT_ERR_ARG);
-    return ddt_copy(base + d.offset, scount, st, dst, dcount, dt);
+    if (n != dn || n != sn) return kIpcUnopened;  // ddt_copy moves whole messages only
+    return ddt_copy(s, scount, st, dst, dcount, dt);
   });
 }
 

@@ -227,6 +227,11 @@ Emit emit(int dest, Outgoing& o) {
       h.seg = o.seg;
       break;
     case kData: {  // the next cell of the stream, from the send's cursor
+      if (r->share_error) {  // the sender has no bytes to give (stage_ipc_send): a cell out of
+        h.id = r->rid, h.offset = -1, h.bytes = 0;  // order, which fails the receive rather than
+        complete(r, r->share_error);                // leave it waiting, and the send with its error
+        break;
+      }
       const int64_t n = std::min(kCellPayload, r->bytes - r->sent);
       h.id = r->rid, h.offset = r->sent, h.bytes = n;
       if (!r->cursor) r->cursor.reset(new ddt::Cursor(*r->type->layout, r->type->extent(), reinterpret_cast<uintptr_t>(r->sbuf), r->count));
@@ -342,6 +347,7 @@ void plain_cts(int source, const CellHeader& h) {
   if (!s) return;
   s->rid = h.id2;
   if (h.flags & kNeedLayout) {  // the receiver evicted the layout: the rts again, with it
+    stage_ipc_send(s);  // (a device send is never asked this: a forged CTS gets host bytes)
     Outgoing o{kRts, s, h.id2};
     o.flags = kHasHash | kResent;
     o.hash = key_of(s->type);
@@ -350,9 +356,9 @@ void plain_cts(int source, const CellHeader& h) {
     rt.sent.add(source, o.hash);
     rt.out[source].push_back(std::move(o));
   } else {
-    if (s->ipc) stage_ipc_send(s);  // the receiver could not copy by IPC: the bytes from host memory
+    stage_ipc_send(s);  // a device send the receiver could not copy by IPC: the bytes from host memory
     s->sent = 0;
-    rt.out[source].push_back(Outgoing{(h.flags & kSendIov) ? kIov : kData, s});
+    rt.out[source].push_back(Outgoing{(h.flags & kSendIov) && !s->share_error ? kIov : kData, s});
   }
 }
 
@@ -706,9 +712,13 @@ int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, i
       // A rendezvous-sized device buffer is offered by CUDA IPC (FALCON-X's GPU zero copy: the
       // receiver's kernel reads it); an eager one, or one IPC cannot export, is staged.
       const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
-      if (bytes > rt.eager_max && rt.stage_all == 2)
+      // Not for a passive non-blocking send (the interposer's: its process may block in the MPI,
+      // so nothing may depend on its answering a CTS), which a receiver without the GPU layer
+      // would have to ask for cells.
+      const bool may = bytes > rt.eager_max && !(rt.passive_isends && !blocking);
+      if (may && rt.stage_all == 2)
         ipc = true;  // tests: an empty description, which the receiver cannot open
-      else if (bytes > rt.eager_max && !rt.stage_all && d && d->ipc_export && d->ipc_export(buf, desc) == DDT_SUCCESS)
+      else if (may && !rt.stage_all && d && d->ipc_export && d->ipc_export(buf, desc) == DDT_SUCCESS)
         ipc = true;
       if (!ipc) {
         staging.resize(static_cast<size_t>(bytes));
@@ -782,10 +792,12 @@ bool can_post(int dest, int cells) {
 }
 
 void stage_ipc_send(ddt_request s) {
+  if (!s->ipc) return;
   s->ipc = false;
   s->staging.resize(static_cast<size_t>(s->bytes));
   int64_t n = 0;
-  if (s->bytes > 0) ddt_pack(s->sbuf, s->count, s->type, 0, s->staging.data(), s->bytes, &n);
+  const int e = s->bytes > 0 ? ddt_pack(s->sbuf, s->count, s->type, 0, s->staging.data(), s->bytes, &n) : DDT_SUCCESS;
+  if (e) s->share_error = e;  // its data cell fails the receive (emit), and the send with e
   ddt::release(s->type);
   s->sbuf = s->staging.data(), s->count = s->bytes, s->type = DDT_BYTE;
   s->cursor.reset();

@@ -613,6 +613,9 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
   // FIN for its share may come before this side's copy starts, and must not be taken for RGET's.
   s->proto = (h.flags & kCoop) ? DDT_PROTO_COOP : DDT_PROTO_RPUT;
   s->rid = h.id2;
+  // A device send writes no share from device memory (its receiver never asks: deliver_ipc; a
+  // forged CTS gets the bytes staged in host memory first).
+  stage_ipc_send(s);
   // What the receiver counted for this side's share: this side uncounts it, all of it, whatever
   // happens below (a hostile count only skews the balance, never this side's bookkeeping).
   const int64_t counted = std::max<int64_t>(0, h.bytes);
@@ -712,6 +715,7 @@ Outgoing make_rts(ddt_request r) {
   // The sender's call, for COOP-coll's table (seed 002, Table II).
   o.flags = (r->blocking ? kBlocking : 0u) | (r->mode == DDT_SEND_SYNC ? kSync : 0u) |
             (r->mode == DDT_SEND_BUFFERED ? kBuffered : 0u) | (r->mode == DDT_SEND_READY ? kReady : 0u);
+  if (r->ipc && !serialized(r->type)) stage_ipc_send(r);  // (not expected: a committed type serializes)
   if (r->ipc) {  // a device send: its layout and CUDA IPC description, every time
     auto body = std::make_shared<std::string>(*serialized(r->type));
     body->append(r->ipc_desc, ddt::kIpcDesc);
@@ -773,7 +777,7 @@ void deliver_ipc(ddt_request r, int source, const char* body, int64_t nbody, int
   const int64_t dcount = r->user_buf ? r->user_count : r->count;
   ddt_type dtype = r->user_buf ? r->user_type : r->type;
   const int64_t t0 = now_ns();
-  const int e = n > 0 ? d->ipc_copy(body + nbody - ddt::kIpcDesc, r->rcount, remote, dst, dcount, dtype) : DDT_SUCCESS;
+  const int e = n > 0 ? d->ipc_copy(body + nbody - ddt::kIpcDesc, r->rcount, remote, dst, dcount, dtype, n) : DDT_SUCCESS;
   rt.times.copy_ns += now_ns() - t0;
   if (e == ddt::kIpcUnopened) return ask(r, source, 0);
   if (e == DDT_SUCCESS) r->user_buf = nullptr, ++rt.times.by_ipc;  // delivered into it: nothing to unpack
