@@ -1,6 +1,6 @@
 // The runtime with device buffers (ddt_comm_send/recv, two ranks under `ddtkit run`, one GPU):
 // random types on both sides, in device memory on both sides, on one side, and pageable on the
-// other; messages below the eager limit (staged through host memory) and above it (the
+// other, some receives larger than their message; messages below the eager limit (staged through host memory) and above it (the
 // sender's buffer offered by CUDA IPC, the receiver's kernel copying it straight into its own
 // layout: counted by ddt_comm_times' by_ipc). Every byte is compared with the CPU's ddt_copy of
 // the same host images. Exits 77 (skipped) with the reason where no CUDA device is usable.
@@ -41,7 +41,7 @@ struct Round {
     src.resize(hi - lo + 128);
     src_at = 64 - lo;
     for (auto& c : src) c = static_cast<char>(rng());
-    ref_span(ref2, c2, lo, hi);
+    ref_span(ref2, c2 + 1, lo, hi);  // room for one element more: some receives are larger
     dst.assign(hi - lo + 128, 0x33);
     dst_at = 64 - lo;
   }
@@ -115,11 +115,15 @@ int main() {
       ddt_type t = build_ddt(*r.t, &err), t2 = build_ddt(*r.t2, &err);
       ddt_type_commit(t);
       ddt_type_commit(t2);
-      std::vector<char> want = r.dst;
-      ddt_copy(r.src.data() + r.src_at, r.count, t, want.data() + r.dst_at, r.c2, t2);
+      // Every fourth receive has room for one element more than the message fills.
+      const int64_t rcount = r.c2 + (i % 4 == 1 ? 1 : 0);
+      std::vector<char> want = r.dst, stream(r.total);
+      int64_t k = 0;
+      ddt_pack(r.src.data() + r.src_at, r.count, t, 0, stream.data(), r.total, &k);
+      ddt_unpack(stream.data(), r.total, want.data() + r.dst_at, rcount, t2, 0, &k);
       char* d = place(rk, r.dst);
       ddt_status st{};
-      const int e = ddt_comm_recv(d + r.dst_at, r.c2, t2, 0, 100 + i, &st);
+      const int e = ddt_comm_recv(d + r.dst_at, rcount, t2, 0, 100 + i, &st);
       const std::vector<char> got = take(rk, d, r.dst.size());
       if ((e != DDT_SUCCESS || st.bytes != r.total || got != want) && ++failures <= 10)
         std::fprintf(stderr, "FAIL round %d (%s -> %s, %lld B, error %d): %s -> %s\n", i, sk == Device ? "device" : "pageable",
