@@ -689,8 +689,8 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
 // its data (ddt_pack: on the GPU) into the request's staging at once and moves those bytes; a
 // receive takes the bytes into its staging and unpacks them (ddt_unpack: on the GPU) as it
 // completes. Correct for every mechanism and protocol, not zero-copy: two more copies, one of
-// them over the bus. (Zero copy between device buffers is ddt_cuda_ipc_copy_async; the runtime
-// does not use it yet.)
+// them over the bus. Above the eager limit a device send is offered by CUDA IPC instead (below),
+// and a receiver with the GPU layer copies it with one kernel (rendezvous.cpp's deliver_ipc).
 bool staged(const void* buf, int64_t bytes) {
   if (bytes <= 0) return false;
   if (rt.stage_all) return true;
