@@ -101,21 +101,31 @@ int open_base(const ddt_cuda_ipc& d, int device, char** base) {
 
 }  // namespace
 
+// The exporter's buffer in this process: its allocation opened on `device` (cached), and the
+// span scount elements of st read there checked against the mapping, since the offset came from
+// another process. kIpcUnopened where the allocation does not open here or cannot be used (no
+// bounds to check against, not reachable from `device`), DDT_ERR_DEVICE where the driver cannot
+// be asked, DDT_ERR_ARG for a span outside the allocation.
+int map_source(const ddt_cuda_ipc& d, int device, int64_t scount, ddt_type st, const char** src) {
+  char* base = nullptr;
+  if (open_base(d, device, &base) != DDT_SUCCESS) return kIpcUnopened;
+  Where a;
+  if (!where(base, &a)) return DDT_ERR_DEVICE;
+  if (a.size == 0 || !reachable(a, device)) return kIpcUnopened;
+  if (d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size) return DDT_ERR_ARG;
+  *src = base + d.offset;
+  return typed_inside(a, *src, scount, st) ? DDT_SUCCESS : DDT_ERR_ARG;
+}
+
 // The copy of ddt_cuda_ipc_copy_async on `device` (current), its arguments checked but the
 // exporter's bytes.
 int ipc_copy(const ddt_cuda_ipc& d, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype,
              int64_t n, int device, cudaStream_t stream) {
-  char* base = nullptr;
-  if (int e = open_base(d, device, &base)) return e;
-  Where a, b;
-  if (!where(base, &a) || !where(dst, &b)) return DDT_ERR_DEVICE;
-  // The offset came from another process: the source span must lie inside the mapping.
-  // Without the mapping's bounds nothing can be checked: refused.
-  if (a.size == 0 || d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size) return DDT_ERR_ARG;
-  const char* s = base + d.offset;
-  if (!reachable(a, device) || !reachable(b, device) ||
-      !typed_inside(a, s, scount, stype) || !typed_inside(b, dst, dcount, dtype))
-    return DDT_ERR_ARG;
+  const char* s = nullptr;
+  if (int e = map_source(d, device, scount, stype, &s)) return e == kIpcUnopened ? DDT_ERR_ARG : e;
+  Where b;
+  if (!where(dst, &b)) return DDT_ERR_DEVICE;
+  if (!reachable(b, device) || !typed_inside(b, dst, dcount, dtype)) return DDT_ERR_ARG;
   return copy_on(device, s, scount, stype, dst, dcount, dtype, n, stream);
 }
 
@@ -146,18 +156,13 @@ int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int6
   int device = b.kind == Mem::Device ? b.device : -1;
   if (device < 0 && status(cudaGetDevice(&device))) return kIpcUnopened;
   return on(device, [&]() -> int {
-    char* base = nullptr;
-    if (open_base(d, device, &base) != DDT_SUCCESS) return kIpcUnopened;
-    struct Close {  // exactly the entry opened here, once the copy is done
+    struct Close {  // exactly the entry of this description, once the copy is done
       const ddt_cuda_ipc& d;
       int device;
       ~Close() { close_entry(d, device); }
     } close{d, device};
-    Where a;
-    if (!where(base, &a) || a.size == 0 || !reachable(a, device)) return kIpcUnopened;
-    if (d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size) return DDT_ERR_ARG;
-    const char* s = base + d.offset;
-    if (!typed_inside(a, s, scount, st)) return DDT_ERR_ARG;
+    const char* s = nullptr;
+    if (int e = map_source(d, device, scount, st, &s)) return e == DDT_ERR_DEVICE ? kIpcUnopened : e;
     if (reachable(b, device)) {
       if (!typed_inside(b, dst, dcount, dt)) return DDT_ERR_ARG;
       if (int e = copy_on(device, s, scount, st, dst, dcount, dt, n, cudaStreamLegacy)) return e;

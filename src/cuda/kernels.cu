@@ -35,18 +35,6 @@ unsigned blocks_for(int64_t units) {
   return static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (units + kThreads - 1) / kThreads));
 }
 
-template <class F>
-cudaError_t with_grain(int64_t g, F&& f) {
-  switch (g) {
-    case 16: return f(std::integral_constant<int, 16>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 1: return f(std::integral_constant<int, 1>{});
-    default: return cudaErrorInvalidValue;
-  }
-}
-
 }  // namespace
 
 cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t units, int64_t grain,

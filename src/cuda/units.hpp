@@ -25,6 +25,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "layout/layout.hpp"
@@ -220,6 +221,19 @@ inline uint64_t side_of(ddt_type t, int64_t count, Side* s) {
   s->t = TreeLoc{};
   s->t.root = L.root, s->t.disp = L.disp, s->t.ext = t->extent(), s->t.es = divider(L.size());
   return bits;
+}
+
+// f(std::integral_constant<int, G>) for the grain g (grain_of's values: 1, 2, 4, 8, 16), so that
+// the kernels' launch and the emulation instantiate the same moves.
+template <class F>
+auto with_grain(int64_t g, F&& f) {
+  switch (g) {
+    case 16: return f(std::integral_constant<int, 16>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    default: return f(std::integral_constant<int, 1>{});
+  }
 }
 
 // f(locator) with the side's locator (the kernels' launch and the emulation dispatch alike).

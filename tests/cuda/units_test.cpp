@@ -50,16 +50,6 @@ uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
   return bits;
 }
 
-template <class F>
-void with_grain(int64_t g, F f) {
-  switch (g) {
-    case 16: return f(std::integral_constant<int, 16>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    default: return f(std::integral_constant<int, 1>{});
-  }
-}
 
 uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
@@ -71,7 +61,7 @@ void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo,
   const uint64_t bits = host_side(t, count, &s, keep);
   const int64_t g = ddt::gpu::grain_of(bits | addr(buf) | addr(seq) | uint64_t(lo) | uint64_t(n));
   ++grains[g];
-  with_grain(g, [&](auto gc) {
+  ddt::gpu::with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
     ddt::gpu::with_locator(s, [&](const auto& loc) {
       for (int64_t u = n / G - 1; u >= 0; --u)
@@ -85,7 +75,7 @@ void emulate_copy(ddt_type st, int64_t sc, const char* src, ddt_type dt, int64_t
   Keep ka, kb;
   const uint64_t bits = host_side(st, sc, &a, ka) | host_side(dt, dc, &b, kb);
   const int64_t g = ddt::gpu::grain_of(bits | addr(src) | addr(dst) | uint64_t(n));
-  with_grain(g, [&](auto gc) {
+  ddt::gpu::with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
     ddt::gpu::with_locator(a, [&](const auto& sl) {
       ddt::gpu::with_locator(b, [&](const auto& dl) {
