@@ -13,17 +13,13 @@
 
 #include "ddtkit_cuda.h"
 #include "gen.hpp"
+#include "pair.hpp"
 
 namespace {
 
-// Round i's types and images (the same in both ranks, from one seed): a send type of `count`
-// elements and a receive type of c2 with the same packed size.
-struct Round {
-  RefType ref, ref2;
-  TPtr t, t2;
-  int64_t count = 0, c2 = 0, total = 0;
-  std::vector<char> src, dst;
-  int64_t src_at = 0, dst_at = 0;
+// Round i's types and images (the same in both ranks, from one seed), its message above 4 KiB
+// (big) or not, the receive with room for one element more (some receives are larger).
+struct Round : TypePair {
   Round(uint64_t seed, bool big) {
     std::mt19937_64 rng(seed);
     GenOptions opt;
@@ -33,17 +29,7 @@ struct Round {
       total = count * ref.size;
       if (total > 0 && (total > 4096) == big) break;
     }
-    if (total == 0) return;
-    t2 = random_type_packing(rng, opt, total, 6, true, ref2, &c2);
-    if (c2 == 0) return;
-    int64_t lo, hi;
-    ref_span(ref, count, lo, hi);
-    src.resize(hi - lo + 128);
-    src_at = 64 - lo;
-    for (auto& c : src) c = static_cast<char>(rng());
-    ref_span(ref2, c2 + 1, lo, hi);  // room for one element more: some receives are larger
-    dst.assign(hi - lo + 128, 0x33);
-    dst_at = 64 - lo;
+    complete(rng, opt, 1);
   }
 };
 

@@ -20,6 +20,7 @@
 
 #include "ddtkit_cuda.h"
 #include "gen.hpp"
+#include "pair.hpp"
 
 namespace {
 
@@ -43,28 +44,13 @@ bool get_all(int fd, void* p, size_t n) {
 }
 
 // Round i's types and images, the same in both processes.
-struct Round {
-  RefType ref, ref2;
-  TPtr t, t2;
-  int64_t count = 0, c2 = 0, total = 0;
-  std::vector<char> src, dst;  // host images; the types' addresses at src_at, dst_at
-  int64_t src_at = 0, dst_at = 0;
+struct Round : TypePair {
   explicit Round(uint64_t seed) {
     std::mt19937_64 rng(seed);
     GenOptions opt;
     t = random_type(rng, opt, ref);
     count = 1 + rng() % 3;
-    total = count * ref.size;
-    if (total > 0) t2 = random_type_packing(rng, opt, total, 6, true, ref2, &c2);
-    if (c2 == 0) return;
-    int64_t lo, hi;
-    ref_span(ref, count, lo, hi);
-    src.resize(hi - lo + 128);
-    src_at = 64 - lo;
-    for (auto& c : src) c = static_cast<char>(rng());
-    ref_span(ref2, c2, lo, hi);
-    dst.assign(hi - lo + 128, 0x33);
-    dst_at = 64 - lo;
+    complete(rng, opt, 0);
   }
 };
 
