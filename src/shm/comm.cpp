@@ -630,6 +630,7 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.put_sent = SentSet{};
     rt.times = ddt_comm_times{};
     rt.job = job, rt.rank = rank, rt.size = size, rt.cma = true;
+    prefault_channels(job, rank);
     rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED, rt.protocol = DDT_PROTO_HYBRID;
     rt.copies.clear(), rt.orphans.clear(), rt.late_unmaps.clear(), rt.detached = 0;
     if (const char* m = std::getenv("DDTKIT_MECH")) {
