@@ -194,8 +194,10 @@ void local_init() {
 void local_finalize() {
   State& s = st();
   if (!s.on) return;
+  ddt_comm_times t{};
   {
     auto lock = runtime_lock();
+    ddt_comm_get_times(&t);
     ddt_comm_finalize();
     s.on = false;
   }
@@ -208,6 +210,14 @@ void local_finalize() {
   if (env_int("DDTKIT_EXPECT_RUNTIME", 0) && sends + receives == 0) {
     std::fprintf(stderr, "ddtkit-mpi: FAILURE: world rank %d has same-node peers but moved no message through the runtime "
                  "(DDTKIT_EXPECT_RUNTIME=1)\n", s.world_rank);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+  // Tests of DDTKIT_MALLOC=1 (malloc memory in the runtime's heap): the heap must have carried
+  // some of this process's receives or shares.
+  if (env_int("DDTKIT_EXPECT_HEAP", 0) && t.by_heap + t.shares_heap == 0) {
+    std::fprintf(stderr, "ddtkit-mpi: FAILURE: world rank %d moved nothing through the mapped heap (DDTKIT_EXPECT_HEAP=1)\n",
+                 s.world_rank);
     std::fflush(stderr);
     std::_Exit(3);
   }

@@ -52,10 +52,43 @@ int64_t min_bytes() {
   return v;
 }
 
+#ifdef DDT_MALLOC_IN_INTERPOSER
+// Inside libddtkit-mpi.so (issue 11: one copy for malloc memory under the interposer): the
+// interposer's ddtkit is private to it, so a preloaded libddtkit-malloc.so would fill a heap its
+// runtime never offers to peers; this copy of the allocator fills the runtime's own. On only with
+// DDTKIT_MALLOC=1, in a process an MPI launcher started as a rank (its PMI or PMIx rank variable
+// is set: a launcher or shell that inherits LD_PRELOAD keeps the C library's allocator), and not
+// under DDTKIT_RUNTIME=0 or DDTKIT_DISABLE=1, where no peer would ever read the heap.
+//
+// Off by default, measured: make bench's ddtbench_mpi under Open MPI 5.0.11, 2 ranks, native /
+// interposed in one process, DDTKIT_MALLOC=1 against 0 (at 0f3c2b1+): FFT2D's Alltoall of 2-18 MB
+// went 1.19-1.30x -> 1.56-1.67x (the chunks' one copy reads the peer's heap), but same-node
+// ping-pongs did not gain and some lost (NAS_MG_y W 1.50 -> 1.19x, WRF_x_vec 4x4 2.12 -> 1.61x,
+// vect:8:4 of 512 KiB 1.84 -> 1.04x): below 256 KiB HYBRID has the receiver copy a heap message
+// alone, where the cells had both processes copying at once; and the geometric mean of the 66
+// kernels stayed 1.59-1.60x. Read once, at the first allocation (getenv allocates nothing).
+bool set(const char* name) {
+  const char* e = getenv(name);
+  return e && *e;
+}
+bool is(const char* name, char v) {
+  const char* e = getenv(name);
+  return e && e[0] == v && e[1] == 0;
+}
+bool enabled() {
+  static const bool on = is("DDTKIT_MALLOC", '1') && !is("DDTKIT_RUNTIME", '0') &&
+                         !(set("DDTKIT_DISABLE") && !is("DDTKIT_DISABLE", '0')) &&
+                         (set("PMIX_RANK") || set("PMI_RANK") || set("OMPI_COMM_WORLD_RANK"));
+  return on;
+}
+#else
+constexpr bool enabled() { return true; }  // libddtkit-malloc.so: preloading it is the choice
+#endif
+
 // Whether bytes at this alignment come from the heap: large enough, and an alignment the heap
 // gives (64 bytes always; a page for allocations that get a segment of their own).
 bool from_heap(size_t bytes, size_t align) {
-  if (in_heap || bytes < static_cast<size_t>(min_bytes()) || bytes > (size_t{1} << 46)) return false;
+  if (in_heap || bytes < static_cast<size_t>(min_bytes()) || bytes > (size_t{1} << 46) || !enabled()) return false;
   if (align <= 64) return true;
   return bytes >= static_cast<size_t>(ddt::shm::kDedicated) && align <= static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
