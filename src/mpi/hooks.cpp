@@ -153,13 +153,13 @@ int MPI_Type_get_true_extent_c(MPI_Datatype dt, MPI_Count* true_lb, MPI_Count* t
 // then goes the staged way.
 int MPI_Init(int* argc, char*** argv) {
   int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) device_init(), local_init();
+  if (rc == MPI_SUCCESS) status_init(), device_init(), local_init();
   return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) device_init(), local_init();
+  if (rc == MPI_SUCCESS) status_init(), device_init(), local_init();
   return rc;
 }
 

@@ -132,6 +132,9 @@ int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt);
 int finish_recv(const Side& s, int64_t bytes);
 // Bytes a completed receive delivered (from its status).
 int64_t received_bytes(const MPI_Status& st);
+// Checks once, after the MPI has started, whether received_bytes may read statuses' fields
+// directly (side.cpp); until then, and where they disagree, it asks the MPI.
+void status_init();
 
 // Work attached to an MPI request. `complete` runs once per activation when the request
 // completes (a receive unpacks, or takes the message a ticket stands for and sets the status's

@@ -3,6 +3,10 @@
 // (src/util/buffer_pool.hpp), packed before a send and unpacked after a receive. Whether a
 // message is staged at all is the pass rule's (pass.cpp), except for GPU memory, which is always
 // staged (device.cpp): ddt_pack and ddt_unpack move it on the GPU.
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+
 #include "mpi/shim.hpp"
 
 namespace ddtmpi {
@@ -63,13 +67,57 @@ int finish_recv(const Side& s, int64_t bytes) {
   return mpi_error(ddt_unpack(s.data, bytes, const_cast<void*>(s.user), s.count, s.info->t, 0, &n));
 }
 
-int64_t received_bytes(const MPI_Status& st) {
+namespace {
+
+int64_t received_by_pmpi(const MPI_Status& st) {
   int cancelled = 0;
   PMPI_Test_cancelled(&st, &cancelled);
   if (cancelled) return 0;
   MPI_Count n = 0;
   PMPI_Get_elements_x(&st, MPI_BYTE, &n);
   return n == MPI_UNDEFINED ? 0 : n;
+}
+
+// The same answer read from the status's own fields, which are each MPI's ABI: Open MPI keeps the
+// bytes in _ucount and the cancel flag in _cancelled; MPICH keeps the low 32 bits of the bytes in
+// count_lo and the rest in count_hi_and_cancelled, shifted past its cancel bit (bit 0). Why: the
+// PMPI pair costs 11 ns under Open MPI 5.0.11 (10^7 calls in one process), and every receive that
+// may hold a ticket asks twice, about a third of what the interposer added to a 480 B vector's
+// round trip (1.78 us native, 1.91 interposed). status_init checks the reading against the PMPI
+// answers and keeps the PMPI calls if they ever differ.
+int64_t received_by_fields(const MPI_Status& st) {
+#if defined(OMPI_MAJOR_VERSION)
+  return st._cancelled ? 0 : static_cast<int64_t>(st._ucount);
+#elif defined(MPICH)
+  if (st.count_hi_and_cancelled & 1) return 0;
+  const uint64_t hi = static_cast<uint32_t>(st.count_hi_and_cancelled) >> 1;
+  return static_cast<int64_t>((hi << 32) | static_cast<uint32_t>(st.count_lo));
+#else
+  return received_by_pmpi(st);
+#endif
+}
+
+std::atomic<bool> fields_agree{false};
+
+}  // namespace
+
+void status_init() {
+  bool ok = true;
+  for (MPI_Count n : {MPI_Count{0}, MPI_Count{40}, MPI_Count{4097}, (MPI_Count{1} << 31) + 5, (MPI_Count{1} << 33) + 7})
+    for (int cancelled : {0, 1}) {
+      MPI_Status st{};
+      if (PMPI_Status_set_elements_x(&st, MPI_BYTE, n) != MPI_SUCCESS || PMPI_Status_set_cancelled(&st, cancelled) != MPI_SUCCESS) {
+        ok = false;
+        continue;
+      }
+      ok = ok && received_by_fields(st) == received_by_pmpi(st) && received_by_pmpi(st) == (cancelled ? 0 : n);
+    }
+  fields_agree.store(ok, std::memory_order_relaxed);
+  if (verbose()) std::fprintf(stderr, "ddtkit-mpi: statuses read %s\n", ok ? "from their fields" : "through PMPI calls");
+}
+
+int64_t received_bytes(const MPI_Status& st) {
+  return fields_agree.load(std::memory_order_relaxed) ? received_by_fields(st) : received_by_pmpi(st);
 }
 
 }  // namespace ddtmpi
