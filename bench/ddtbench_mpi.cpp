@@ -16,7 +16,8 @@
 //                 against its steady state. JSON lines to DIR/interposer_<mpi>.jsonl.
 //   --smoke       tiny repetition counts (make test); --full: more repetitions, sizes to 4 MiB.
 //   --kernels S   with --time: only the ping-pong of the kernels whose "name params" contains S;
-//   --osu-only    with --time: only the OSU sweep (both for tuning one path; with --kernels, both).
+//   --osu-only    with --time: only the OSU sweep; --predefined-only: only the MPI_BYTE ping-pongs
+//                 and the MPI_DOUBLE collectives (each for tuning one path; they combine).
 #include <mpi.h>
 #include <sys/stat.h>
 
@@ -384,7 +385,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   const char* check_path = nullptr;
   const char* dir = nullptr;
-  bool smoke = false, full = false, osu_only = false;
+  bool smoke = false, full = false, osu_only = false, predefined_only = false;
   std::string only;  // --kernels S: the ping-pong of the kernels whose "name params" contains S
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check") && i + 1 < argc) check_path = argv[++i];
@@ -393,6 +394,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--full")) full = true;
     else if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--osu-only")) osu_only = true;
+    else if (!std::strcmp(argv[i], "--predefined-only")) predefined_only = true;
   }
   if (np != 2) {
     if (me == 0) std::printf("ddtbench_mpi runs on exactly 2 ranks (spec §2.1; FFT2D's kernel is built for P = 2)\n");
@@ -401,7 +403,7 @@ int main(int argc, char** argv) {
   }
   // The kernels' arrays take a second to build: an OSU-only run skips them.
   std::vector<std::unique_ptr<Kernel>> ks;
-  if (!osu_only || !only.empty() || check_path) ks = ddtbench_kernels(false);
+  if (!(osu_only || predefined_only) || !only.empty() || check_path) ks = ddtbench_kernels(false);
   int rc = 0;
   if (check_path) rc = check(check_path, ks);
   if (dir) {
@@ -419,12 +421,16 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (me == 0) std::printf("== DDTBench ping-pong and OSU vector latency, %s, native (PMPI) vs interposed (MPI) -> %s\n", v.c_str(), path.c_str());
-    if (!only.empty() || osu_only) {  // focused runs, for tuning: nothing else is timed
+    if (!only.empty() || osu_only || predefined_only) {  // focused runs, for tuning: nothing else is timed
       std::vector<std::unique_ptr<Kernel>> few;
       for (auto& k : ks)
         if (!only.empty() && (k->name + " " + k->params).find(only) != std::string::npos) few.push_back(std::move(k));
       time_kernels(res, few, full ? 15 : 7);
       if (osu_only) osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 15 : 7);
+      if (predefined_only) {
+        predefined(res, full ? 201 : 61);
+        predefined_collectives(res, full ? 31 : 15, false);
+      }
     } else if (smoke) {
       std::vector<std::unique_ptr<Kernel>> few;
       for (size_t i = 0; i < ks.size(); i += 9) few.push_back(std::move(ks[i]));
