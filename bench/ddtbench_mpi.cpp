@@ -152,13 +152,21 @@ int check(const char* path, const std::vector<std::unique_ptr<Kernel>>& ks) {
 // Interleaved round trips of each method, in an order rotated every repetition (the method that
 // runs after another inherits its cache state: measured up to 25% on FFT2D); rank 0 chooses how many per sample (its own clock)
 // and tells the others, so every rank runs the same sequence. Medians per round trip.
+// Each method is warmed up first (osu_latency's skipped iterations: first-use costs, which
+// first_transfer reports on their own, and a peer still arriving), and its sample length set
+// from the fastest of three round trips: calibrated on two round trips that included a first
+// use, a 4 KiB vect:8:4 got one round trip per sample and a median of the slow first ones.
 std::vector<Timing> pingpong(const std::vector<Method>& ms, int reps) {
   std::vector<int> iters(ms.size(), 1);
   for (size_t m = 0; m < ms.size(); ++m) {
-    double t0 = now_ns();
-    ms[m].run();
-    ms[m].run();
-    iters[m] = std::max(1, static_cast<int>(4e5 / std::max(1.0, (now_ns() - t0) / 2)));
+    for (int w = 0; w < 3; ++w) ms[m].run();
+    double best = 1e18;
+    for (int c = 0; c < 3; ++c) {
+      const double t0 = now_ns();
+      ms[m].run();
+      best = std::min(best, now_ns() - t0);
+    }
+    iters[m] = std::max(1, static_cast<int>(4e5 / std::max(1.0, best)));
   }
   MPI_Bcast(iters.data(), static_cast<int>(iters.size()), MPI_INT, 0, MPI_COMM_WORLD);
   std::vector<std::vector<double>> samples(ms.size());
