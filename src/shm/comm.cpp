@@ -147,8 +147,13 @@ bool any_peer_dead() {
 
 // ---- writing cells -----------------------------------------------------------------------------
 
-// The next free cell of the channel to dest, or null when the ring is full.
+// The next free cell of the channel to dest, or null when the ring is full. The channel's pages
+// are mapped in whole before its first cell is written (job.cpp's prefault_channel says why).
 Cell* free_cell(int dest) {
+  if (!rt.faulted_out[dest]) {
+    prefault_channel(rt.job, rt.rank, dest);
+    rt.faulted_out[dest] = true;
+  }
   Channel* c = channel(rt.job, rt.rank, dest);
   const uint64_t head = c->head.load(std::memory_order_relaxed);
   if (head - c->tail.load(std::memory_order_acquire) >= static_cast<uint64_t>(kCells)) return nullptr;
@@ -367,6 +372,10 @@ void drain(int source) {
   Channel* c = channel(rt.job, source, rt.rank);
   uint64_t tail = c->tail.load(std::memory_order_relaxed);
   const uint64_t head = c->head.load(std::memory_order_acquire);
+  if (tail < head && !rt.faulted_in[source]) {  // the first cell from source: its ring mapped in whole
+    prefault_channel(rt.job, source, rt.rank);
+    rt.faulted_in[source] = true;
+  }
   Partial& part = rt.partial[source];
   for (; tail < head; ++tail) {
     const Cell& cell = c->cells[tail % kCells];
@@ -630,7 +639,7 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.put_sent = SentSet{};
     rt.times = ddt_comm_times{};
     rt.job = job, rt.rank = rank, rt.size = size, rt.cma = true;
-    prefault_channels(job, rank);
+    rt.faulted_out.assign(size, false), rt.faulted_in.assign(size, false);
     rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED, rt.protocol = DDT_PROTO_HYBRID;
     rt.copies.clear(), rt.orphans.clear(), rt.late_unmaps.clear(), rt.detached = 0;
     if (const char* m = std::getenv("DDTKIT_MECH")) {

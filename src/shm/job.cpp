@@ -116,22 +116,20 @@ int attach_job_at(const char* path, int my, int n, JobHeader** header) {
 // eager, 2 ranks) took 15-20 us a round trip for its first 32 (one per cell), against 5 us
 // after, and a benchmark that calibrated its repetitions on those timed one round trip per
 // sample. MADV_POPULATE_WRITE (Linux 5.14) makes the page-table entries without writing a byte,
-// so it is safe while a peer already uses the channel; 2 (n - 1) channels of 512 KiB a rank,
-// pages the traffic would have touched anyway. On an older kernel it fails with EINVAL and the
-// faults come as before.
+// so it is safe while the peer already uses the channel. The runtime asks for it per channel and
+// side on first use (comm.cpp), not for every channel at the start: a job of n ranks has n^2
+// channels of 512 KiB, which 256 ranks would turn into 32 GiB of shared memory, while pairs that
+// never talk touch none of theirs. On an older kernel it fails with EINVAL and the faults come
+// as before.
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-void prefault_channels(JobHeader* h, int rank) {
-  for (int p = 0; p < h->size; ++p) {
-    if (p == rank) continue;
-    for (Channel* c : {channel(h, rank, p), channel(h, p, rank)}) {
-      // madvise wants a page-aligned start: the channel's page and the bytes up to its end.
-      const uintptr_t lo = reinterpret_cast<uintptr_t>(c) & ~uintptr_t{4095};
-      const uintptr_t hi = reinterpret_cast<uintptr_t>(c + 1);
-      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
-    }
-  }
+void prefault_channel(JobHeader* h, int from, int to) {
+  Channel* c = channel(h, from, to);
+  // madvise wants a page-aligned start: the channel's page and the bytes up to its end.
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(c) & ~uintptr_t{4095};
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(c + 1);
+  madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
 }
 
 void detach_job(JobHeader* h) {

@@ -136,8 +136,8 @@ int attach_job(JobHeader** header, int* rank, int* size);
 // The same for a segment named by other means (a bootstrap through MPI): path, rank, size.
 int attach_job_at(const char* path, int rank, int size, JobHeader** header);
 void detach_job(JobHeader* header);
-// Maps in, writable, every page of the channels rank writes to and reads from, so that no
-// message pays a page fault on a cell's first use (see job.cpp); a hint: failure changes nothing.
-void prefault_channels(JobHeader* header, int rank);
+// Maps in, writable, every page of channel (from, to), so that no message pays a page fault on a
+// cell's first use (see job.cpp); a hint: failure changes nothing.
+void prefault_channel(JobHeader* header, int from, int to);
 
 }  // namespace ddt::shm

@@ -146,6 +146,9 @@ struct Runtime {
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
   int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
   bool cma = true;  // false once the kernel has refused CMA here
+  // Channels whose pages this process has mapped in (job.hpp's prefault_channel), to each
+  // destination and from each source.
+  std::vector<bool> faulted_out, faulted_in;
   uint64_t next_id = 1;
   std::vector<std::deque<Outgoing>> out;  // per destination
   std::deque<ddt_request> posted;          // receives not matched yet, in posting order
