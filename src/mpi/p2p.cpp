@@ -28,9 +28,9 @@ constexpr int kNone = -1;
 
 // The translation of dt and the runtime peer where a send of it goes through the runtime.
 int route(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, bool blocking, bool persistent,
-          TypeRef* info) {
+          TypeRef* info, const TypeInfo* ti = nullptr) {
   if (!local_on()) return -1;
-  const int peer = local_send_peer(peek(dt), buf, count, comm, dest, blocking, persistent);
+  const int peer = local_send_peer(ti ? *ti : peek(dt), buf, count, comm, dest, blocking, persistent);
   if (peer >= 0) *info = lookup(dt);
   return peer;
 }
@@ -62,9 +62,10 @@ int send_delivering(const void* buf, int count, MPI_Datatype dt, int dest, int t
 template <SendFn F, IsendFn IF, int Mode>
 int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
   if (dest == MPI_PROC_NULL || as_is(dt)) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
+  const TypeInfo& ti = peek(dt);  // one lookup for every decision below
   TypeRef info;
   if (Mode != kNone) {
-    const int peer = route(buf, count, dt, dest, comm, true, false, &info);
+    const int peer = route(buf, count, dt, dest, comm, true, false, &info, &ti);
     if (peer >= 0) {  // posted in the runtime, then the ticket, then wait for the copy
       LocalSend ls;
       ls.info = info, ls.buf = buf, ls.count = count, ls.peer = peer, ls.mode = Mode, ls.blocking = true;
@@ -73,6 +74,9 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
       return raise(comm, ls.wait());
     }
   }
+  // The pass rule's messages go as they are, without a Side (callgrind: a third of the
+  // interposer's instructions on a small vector's send).
+  if (stays_as_is(ti, buf, count)) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
   return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
@@ -207,6 +211,19 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
 
 int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
   if (src == MPI_PROC_NULL || plain_recv(count, dt)) return recv_delivering(buf, count, dt, src, tag, comm, status);
+  // A receive the MPI takes as it is, with nothing stashed: no Side unless a ticket may have come
+  // (the general way below does the same with more set-up; callgrind: 566 instructions beside
+  // PMPI_Recv for a 480 B vector under Open MPI).
+  if (stashed_count.load(std::memory_order_relaxed) == 0 && stays_as_is(peek(dt), buf, count)) {
+    if (!may_get_ticket(buf, count, dt, comm, src)) return recv_delivering(buf, count, dt, src, tag, comm, status);
+    MPI_Status local;
+    MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+    const int rc = recv_delivering(buf, count, dt, src, tag, comm, st);
+    if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket))) return rc;
+    Side s;
+    s.as_is(buf, count, dt);
+    return finish(s, comm, *st);
+  }
   Side s;
   if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
   Stashed e;

@@ -120,6 +120,10 @@ struct Side {
 void device_init();
 bool device_buffer(const void* p);
 
+// Whether count elements of a type at buf go to the MPI as they are (prepare_send and
+// prepare_recv would leave the side unconverted): a Pass type, a byte count past an int, or the
+// pass rule's message outside GPU memory.
+bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count);
 // Prepares a send side: packs (buf, count, dt) into staging when the type needs it (not yet
 // when pack_now is false: persistent sends pack at each start). Returns an MPI error code
 // (MPI_SUCCESS when it is ready or passes through).

@@ -11,6 +11,14 @@
 
 namespace ddtmpi {
 
+// convert's test (below), on its own for the blocking calls' shortcuts (p2p.cpp): where it holds,
+// the side is the user's arguments as they are. The device query comes last, so that a side the
+// pass rule would hand over asks it once more only when it is GPU memory.
+bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count) {
+  if (count < 0 || ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size)) return true;
+  return pass_as_is(ti, count) && !(count > 0 && device_buffer(buf));
+}
+
 namespace {
 
 // count elements of the type, as bytes the MPI can be given with an int count; false when the
@@ -18,11 +26,9 @@ namespace {
 // hands the message over as it is; past the int check, count * size cannot overflow).
 bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   s.as_is(buf, count, dt);
-  if (count < 0) return false;
   const TypeInfo& ti = peek(dt);  // decided without a reference: most small messages stop here
-  if (ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size)) return false;
+  if (stays_as_is(ti, buf, count)) return false;
   s.device = count > 0 && device_buffer(buf);  // never handed to the MPI as it is
-  if (!s.device && pass_as_is(ti, count)) return false;
   s.info = lookup(dt);
   s.bytes = count * s.info->size;
   return true;
