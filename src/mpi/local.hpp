@@ -159,6 +159,8 @@ int deliver_stashed(const Stashed& e, const Side& s, MPI_Status& st);
 // Whether a receive of count elements of dt from source on comm could get a ticket (the runtime
 // is on, the buffer holds 40 bytes, the source may be on this node).
 bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source);
+// The same for a type of `size` bytes an element (TypeInfo::size), already looked up.
+bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source);
 
 // Counts of messages that went through the runtime, for DDTKIT_EXPECT_RUNTIME (tests: finalize
 // fails on a process that has same-node peers and moved none).

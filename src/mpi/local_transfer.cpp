@@ -85,8 +85,11 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
 
 bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source) {
   (void)buf;
+  return may_get_ticket(peek(dt).size, count, comm, source);
+}
+
+bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source) {
   if (!local_on() || source == MPI_PROC_NULL || count <= 0) return false;
-  const int64_t size = peek(dt).size;
   if (size <= 0 || count < static_cast<int64_t>((sizeof(Ticket) + size - 1) / size)) return false;
   return may_be_local(comm, source);
 }
