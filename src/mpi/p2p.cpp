@@ -76,6 +76,9 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   // The pass rule's messages go as they are, without a Side (callgrind: a third of the
   // interposer's instructions on a small vector's send).
   if (stays_as_is(ti, buf, count)) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
+  void* data = nullptr;
+  int bytes = 0;
+  if (contiguous_bytes(ti, buf, count, &data, &bytes)) return send_delivering<F, IF>(data, bytes, MPI_BYTE, dest, tag, comm);
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
   return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
@@ -212,17 +215,27 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
   if (src == MPI_PROC_NULL || disabled()) return recv_delivering(buf, count, dt, src, tag, comm, status);
   const TypeInfo& ti = peek(dt);  // one lookup for the decisions up to the general way
   if (plain_recv(count, ti)) return recv_delivering(buf, count, dt, src, tag, comm, status);
-  // A receive the MPI takes as it is, with nothing stashed: no Side unless a ticket may have come
-  // (the general way below does the same with more set-up; callgrind: 566 instructions beside
-  // PMPI_Recv for a 480 B vector under Open MPI).
-  if (stashed_count.load(std::memory_order_relaxed) == 0 && stays_as_is(ti, buf, count)) {
-    if (!may_get_ticket(ti.size, count, comm, src)) return recv_delivering(buf, count, dt, src, tag, comm, status);
+  // A receive the MPI takes into the user's buffer (its type as it is, or a Contig type's bytes as
+  // MPI_BYTE), with nothing stashed: no Side unless a ticket may have come (the general way below
+  // does the same with more set-up; callgrind: 566 instructions beside PMPI_Recv for a 480 B
+  // vector under Open MPI). A ticket's receive is then prepared as the general way prepares it,
+  // onto the same buffer.
+  void* data = buf;
+  int n = count;
+  MPI_Datatype type = dt;
+  bool direct = false;
+  if (stashed_count.load(std::memory_order_relaxed) == 0) {
+    direct = stays_as_is(ti, buf, count);
+    if (!direct && contiguous_bytes(ti, buf, count, &data, &n)) direct = true, type = MPI_BYTE;
+  }
+  if (direct) {
+    if (!may_get_ticket(ti.size, count, comm, src)) return recv_delivering(data, n, type, src, tag, comm, status);
     MPI_Status local;
     MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-    const int rc = recv_delivering(buf, count, dt, src, tag, comm, st);
+    const int rc = recv_delivering(data, n, type, src, tag, comm, st);
     if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket))) return rc;
     Side s;
-    s.as_is(buf, count, dt);
+    if (int e = prepare_recv(s, buf, count, dt)) return raise(comm, e);
     return finish(s, comm, *st);
   }
   Side s;

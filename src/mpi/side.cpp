@@ -19,6 +19,14 @@ bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count) {
   return pass_as_is(ti, count) && !(count > 0 && device_buffer(buf));
 }
 
+bool contiguous_bytes(const TypeInfo& ti, const void* buf, int64_t count, void** data, int* bytes) {
+  if (ti.mode != TypeInfo::Contig || count < 0 || (ti.size > 0 && count > INT_MAX / ti.size)) return false;
+  if (count > 0 && device_buffer(buf)) return false;
+  *data = const_cast<char*>(static_cast<const char*>(buf)) + ti.offset;
+  *bytes = static_cast<int>(count * ti.size);
+  return true;
+}
+
 namespace {
 
 // count elements of the type, as bytes the MPI can be given with an int count; false when the
