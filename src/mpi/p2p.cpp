@@ -35,11 +35,6 @@ int route(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, 
   return peer;
 }
 
-// Predefined and untranslatable types go to the MPI at once, for the price of one peek: a 1-byte
-// MPI_BYTE ping-pong may not slow down measurably (issue 11), and under Open MPI its round trip
-// is 0.47 us, of which each further call or reference count of the interposer took 1-2%.
-bool as_is(MPI_Datatype dt) { return disabled() || peek(dt).mode == TypeInfo::Pass; }
-
 // A receive that can get neither a ticket nor a stashed message: a Pass type without room for
 // a ticket (or no runtime), and nothing stashed.
 bool plain_recv(int count, const TypeInfo& ti) {
@@ -60,6 +55,9 @@ int send_delivering(const void* buf, int count, MPI_Datatype dt, int dest, int t
 template <SendFn F, IsendFn IF, int Mode>
 int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
   if (dest == MPI_PROC_NULL || disabled()) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
+  // Predefined and untranslatable types go to the MPI at once, for the price of one lookup: a
+  // 1-byte MPI_BYTE ping-pong may not slow down measurably (issue 11), and under Open MPI its
+  // round trip is 0.47 us, of which each further call or reference count took 1-2%.
   const TypeInfo& ti = peek(dt);  // one lookup for every decision below
   if (ti.mode == TypeInfo::Pass) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
   TypeRef info;
@@ -91,10 +89,12 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
 // has copied; a persistent one posts in the runtime at each start.
 template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
 int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  if (dest == MPI_PROC_NULL || as_is(dt)) return F(buf, count, dt, dest, tag, comm, req);
+  if (dest == MPI_PROC_NULL || disabled()) return F(buf, count, dt, dest, tag, comm, req);
+  const TypeInfo& ti = peek(dt);  // one lookup for every decision below
+  if (ti.mode == TypeInfo::Pass) return F(buf, count, dt, dest, tag, comm, req);
   TypeRef info;
   if (Mode != kNone) {
-    const int peer = route(buf, count, dt, dest, comm, false, Persistent, &info);
+    const int peer = route(buf, count, dt, dest, comm, false, Persistent, &info, &ti);
     if (peer >= 0) {
       auto ls = std::make_shared<LocalSend>();
       ls->info = info, ls->buf = buf, ls->count = count, ls->peer = peer, ls->mode = Mode, ls->blocking = false;
@@ -114,6 +114,12 @@ int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag,
       return rc;
     }
   }
+  // What goes as it is, or as the user's own bytes, needs nothing at completion or at a start
+  // (the general way below would attach nothing either): no Side.
+  if (stays_as_is(ti, buf, count)) return F(buf, count, dt, dest, tag, comm, req);
+  void* data = nullptr;
+  int bytes = 0;
+  if (contiguous_bytes(ti, buf, count, &data, &bytes)) return F(data, bytes, MPI_BYTE, dest, tag, comm, req);
   auto s = std::make_shared<Side>();
   if (int rc = prepare_send(*s, buf, count, dt, !Persistent)) return raise(comm, rc);
   int rc = F(s->buf(), s->n(), s->type(), dest, tag, comm, req);
@@ -253,7 +259,18 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
-  if (src == MPI_PROC_NULL || disabled() || plain_recv(count, peek(dt))) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+  if (src == MPI_PROC_NULL || disabled()) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+  const TypeInfo& ti = peek(dt);
+  if (plain_recv(count, ti)) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+  // Into the user's buffer (as it is, or a Contig type's bytes), with nothing stashed and no
+  // ticket possible: nothing to do at completion, so no Side and no Pending (the general way
+  // below would attach none either).
+  if (stashed_count.load(std::memory_order_relaxed) == 0 && !may_get_ticket(ti.size, count, comm, src)) {
+    if (stays_as_is(ti, buf, count)) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+    void* data = nullptr;
+    int n = 0;
+    if (contiguous_bytes(ti, buf, count, &data, &n)) return PMPI_Irecv(data, n, MPI_BYTE, src, tag, comm, req);
+  }
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
   auto e = std::make_shared<Stashed>();
