@@ -73,7 +73,12 @@ inline void medium_copy(char* d, const char* s, int64_t n) {
 // misalignment this loop ran 16 KiB in cache at 53 GB/s wherever the destination lay 8, 16, 24,
 // 40 or 200 bytes past the source modulo 64, against 150 GB/s at equal alignment and glibc's
 // memcpy at 105 GB/s; aligned stores held 100-150 GB/s at every placement, at or above memcpy
-// (4 KiB to 64 KiB, ten placements, best of 2,000; a load that straddles costs far less).
+// (4 KiB to 64 KiB, ten placements, best of 2,000; a load that straddles costs far less). make
+// bench's DDTBench suite, two runs each way, alternated: ddtkit / memcpy over the 138 pack and
+// unpack cases 0.963 of before (NAS_LU_x N=408, a 16 KB contiguous copy, 2.5 -> 1.25 of memcpy;
+// N=162 2.1 -> 1.1; LAMMPS_atomic unpack 2.9 -> 2.1); the largest loss NAS_LU_y N=408 pack,
+// 5.3 -> 6.0, whose 40-byte blocks never reach this loop (a noinline loop did not restore it and
+// cost NAS_MG's 4 KiB rows 20%).
 __attribute__((target("avx2"))) inline void avx2_copy(char* d, const char* s, int64_t n) {
   int64_t k = 0;
   if (n >= 64) {
@@ -109,13 +114,9 @@ inline bool have_avx2() {
 // the destination lies 8 or 16 bytes past the source modulo 4 KiB (probe: 4 KiB, 16 KiB and 256
 // KiB copies at seven relative placements, medians of 9; at 1 MiB glibc no longer uses it and
 // every placement ran at 25-33 GB/s). avx2_copy ran every placement at 32-94 GB/s, at or above
-// memcpy's good ones, and with its stores aligned (above) at 100-150 GB/s in cache: make bench's
-// DDTBench suite, two runs each way, alternated: ddtkit / memcpy over the 138 pack and unpack
-// cases 0.963 of before (NAS_LU_x N=408, a 16 KB contiguous copy, 2.5 -> 1.25 of memcpy; NAS_LU_x
-// N=162 2.1 -> 1.1; LAMMPS_atomic unpack 2.9 -> 2.1), NAS_LU_y N=408 pack 5.3 -> 6.0 the largest
-// loss (its 40-byte blocks never reach this loop; making it noinline did not restore it and cost
-// the 4 KiB rows of NAS_MG 20%). Such placements are ordinary (any two buffers of the application), so the
-// choice is made for every copy of these sizes, not by testing the placement.
+// memcpy's good ones (and 100-150 GB/s since its stores are aligned: above). Such placements are
+// ordinary (any two buffers of the application), so the choice is made for every copy of these
+// sizes, not by testing the placement.
 constexpr int64_t kRepMin = 4096, kRepMax = int64_t{1} << 20;
 
 inline void any_copy(char* d, const char* s, int64_t n) {

@@ -27,10 +27,10 @@ using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_
 constexpr int kNone = -1;
 
 // The translation of dt and the runtime peer where a send of it goes through the runtime.
-int route(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, bool blocking, bool persistent,
-          TypeRef* info, const TypeInfo* ti = nullptr) {
+int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, bool blocking,
+          bool persistent, TypeRef* info) {
   if (!local_on()) return -1;
-  const int peer = local_send_peer(ti ? *ti : peek(dt), buf, count, comm, dest, blocking, persistent);
+  const int peer = local_send_peer(ti, buf, count, comm, dest, blocking, persistent);
   if (peer >= 0) *info = lookup(dt);
   return peer;
 }
@@ -62,7 +62,7 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   if (ti.mode == TypeInfo::Pass) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
   TypeRef info;
   if (Mode != kNone) {
-    const int peer = route(buf, count, dt, dest, comm, true, false, &info, &ti);
+    const int peer = route(ti, buf, count, dt, dest, comm, true, false, &info);
     if (peer >= 0) {  // posted in the runtime, then the ticket, then wait for the copy
       LocalSend ls;
       ls.info = info, ls.buf = buf, ls.count = count, ls.peer = peer, ls.mode = Mode, ls.blocking = true;
@@ -73,10 +73,8 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   }
   // The pass rule's messages go as they are, without a Side (callgrind: a third of the
   // interposer's instructions on a small vector's send).
-  if (stays_as_is(ti, buf, count)) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
-  void* data = nullptr;
-  int bytes = 0;
-  if (contiguous_bytes(ti, buf, count, &data, &bytes)) return send_delivering<F, IF>(data, bytes, MPI_BYTE, dest, tag, comm);
+  Direct d;
+  if (direct(ti, buf, count, dt, &d)) return send_delivering<F, IF>(d.buf, d.count, d.type, dest, tag, comm);
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
   return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
@@ -94,7 +92,7 @@ int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag,
   if (ti.mode == TypeInfo::Pass) return F(buf, count, dt, dest, tag, comm, req);
   TypeRef info;
   if (Mode != kNone) {
-    const int peer = route(buf, count, dt, dest, comm, false, Persistent, &info, &ti);
+    const int peer = route(ti, buf, count, dt, dest, comm, false, Persistent, &info);
     if (peer >= 0) {
       auto ls = std::make_shared<LocalSend>();
       ls->info = info, ls->buf = buf, ls->count = count, ls->peer = peer, ls->mode = Mode, ls->blocking = false;
@@ -116,10 +114,8 @@ int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag,
   }
   // What goes as it is, or as the user's own bytes, needs nothing at completion or at a start
   // (the general way below would attach nothing either): no Side.
-  if (stays_as_is(ti, buf, count)) return F(buf, count, dt, dest, tag, comm, req);
-  void* data = nullptr;
-  int bytes = 0;
-  if (contiguous_bytes(ti, buf, count, &data, &bytes)) return F(data, bytes, MPI_BYTE, dest, tag, comm, req);
+  Direct d;
+  if (direct(ti, buf, count, dt, &d)) return F(d.buf, d.count, d.type, dest, tag, comm, req);
   auto s = std::make_shared<Side>();
   if (int rc = prepare_send(*s, buf, count, dt, !Persistent)) return raise(comm, rc);
   int rc = F(s->buf(), s->n(), s->type(), dest, tag, comm, req);
@@ -226,19 +222,13 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
   // does the same with more set-up; callgrind: 566 instructions beside PMPI_Recv for a 480 B
   // vector under Open MPI). A ticket's receive is then prepared as the general way prepares it,
   // onto the same buffer.
-  void* data = buf;
-  int n = count;
-  MPI_Datatype type = dt;
-  bool direct = false;
-  if (stashed_count.load(std::memory_order_relaxed) == 0) {
-    direct = stays_as_is(ti, buf, count);
-    if (!direct && contiguous_bytes(ti, buf, count, &data, &n)) direct = true, type = MPI_BYTE;
-  }
-  if (direct) {
-    if (!may_get_ticket(ti.size, count, comm, src)) return recv_delivering(data, n, type, src, tag, comm, status);
+  Direct d;
+  if (stashed_count.load(std::memory_order_relaxed) == 0 && direct(ti, buf, count, dt, &d)) {
+    if (!may_get_ticket(ti.size, count, comm, src))
+      return recv_delivering(d.buf, d.count, d.type, src, tag, comm, status);
     MPI_Status local;
     MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-    const int rc = recv_delivering(data, n, type, src, tag, comm, st);
+    const int rc = recv_delivering(d.buf, d.count, d.type, src, tag, comm, st);
     if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket))) return rc;
     Side s;
     if (int e = prepare_recv(s, buf, count, dt)) return raise(comm, e);
@@ -265,12 +255,10 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
   // Into the user's buffer (as it is, or a Contig type's bytes), with nothing stashed and no
   // ticket possible: nothing to do at completion, so no Side and no Pending (the general way
   // below would attach none either).
-  if (stashed_count.load(std::memory_order_relaxed) == 0 && !may_get_ticket(ti.size, count, comm, src)) {
-    if (stays_as_is(ti, buf, count)) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
-    void* data = nullptr;
-    int n = 0;
-    if (contiguous_bytes(ti, buf, count, &data, &n)) return PMPI_Irecv(data, n, MPI_BYTE, src, tag, comm, req);
-  }
+  Direct d;
+  if (stashed_count.load(std::memory_order_relaxed) == 0 && !may_get_ticket(ti.size, count, comm, src) &&
+      direct(ti, buf, count, dt, &d))
+    return PMPI_Irecv(d.buf, d.count, d.type, src, tag, comm, req);
   auto s = std::make_shared<Side>();
   if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
   auto e = std::make_shared<Stashed>();
@@ -356,7 +344,7 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   Side s, r;
   LocalSend ls;
   int peer = -1;
-  if (dest != MPI_PROC_NULL) peer = route(sbuf, scount, stype, dest, comm, true, false, &ls.info);
+  if (dest != MPI_PROC_NULL) peer = route(peek(stype), sbuf, scount, stype, dest, comm, true, false, &ls.info);
   if (dest != MPI_PROC_NULL && peer < 0)
     if (int rc = prepare_send(s, sbuf, scount, stype)) return raise(comm, rc);
   if (src != MPI_PROC_NULL)

@@ -124,10 +124,15 @@ bool device_buffer(const void* p);
 // prepare_recv would leave the side unconverted): a Pass type, a byte count past an int, or the
 // pass rule's message outside GPU memory.
 bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count);
-// Whether count elements of a type at buf are the user's own bytes, moved as MPI_BYTE (a Contig
-// type outside GPU memory, within an int count: what prepare_send and prepare_recv would make of
-// it, without a Side); if so, where they start and how many.
-bool contiguous_bytes(const TypeInfo& ti, const void* buf, int64_t count, void** data, int* bytes);
+// The arguments the MPI gets for a side that needs no Side (the blocking and non-blocking calls'
+// shortcut, p2p.cpp): the user's as they are (stays_as_is), or a Contig type's bytes as MPI_BYTE
+// outside GPU memory; what prepare_send and prepare_recv would make of them. False otherwise.
+struct Direct {
+  void* buf;
+  int count;
+  MPI_Datatype type;
+};
+bool direct(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, Direct* out);
 // Prepares a send side: packs (buf, count, dt) into staging when the type needs it (not yet
 // when pack_now is false: persistent sends pack at each start). Returns an MPI error code
 // (MPI_SUCCESS when it is ready or passes through).

@@ -11,19 +11,23 @@
 
 namespace ddtmpi {
 
-// convert's test (below), on its own for the blocking calls' shortcuts (p2p.cpp): where it holds,
-// the side is the user's arguments as they are. The device query comes last, so that a side the
-// pass rule would hand over asks it once more only when it is GPU memory.
+// convert's test (below): where it holds, the side is the user's arguments as they are. The
+// device query comes last, so that a side the pass rule would hand over asks it once more only
+// when it is GPU memory.
 bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count) {
   if (count < 0 || ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size)) return true;
   return pass_as_is(ti, count) && !(count > 0 && device_buffer(buf));
 }
 
-bool contiguous_bytes(const TypeInfo& ti, const void* buf, int64_t count, void** data, int* bytes) {
-  if (ti.mode != TypeInfo::Contig || count < 0 || (ti.size > 0 && count > INT_MAX / ti.size)) return false;
-  if (count > 0 && device_buffer(buf)) return false;
-  *data = const_cast<char*>(static_cast<const char*>(buf)) + ti.offset;
-  *bytes = static_cast<int>(count * ti.size);
+bool direct(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, Direct* out) {
+  if (stays_as_is(ti, buf, count)) {
+    *out = Direct{const_cast<void*>(buf), count, dt};
+    return true;
+  }
+  // Past stays_as_is, count >= 0 and count x size fits an int (convert, then straight, below).
+  if (ti.mode != TypeInfo::Contig || (count > 0 && device_buffer(buf))) return false;
+  char* data = const_cast<char*>(static_cast<const char*>(buf)) + ti.offset;
+  *out = Direct{data, static_cast<int>(count * ti.size), MPI_BYTE};
   return true;
 }
 
