@@ -55,7 +55,10 @@ constexpr int64_t kPerBlockMax = 4096;
   } while (0)
 
 // Medians (seconds) of methods timed rep by rep, interleaved; each method is one enqueueing
-// call on st (one warm-up run of each first).
+// call on st (one warm-up run of each first). A rep times `inner` calls back to back and reports
+// their mean: for payloads of kilobytes a single call is a launch, and the events around one
+// launch would time the events.
+int inner = 1;
 template <class... F>
 std::vector<double> medians(F... f) {
   std::vector<std::function<void()>> fs{f...};
@@ -68,12 +71,12 @@ std::vector<double> medians(F... f) {
   for (int r = 0; r < kReps; ++r)
     for (size_t i = 0; i < fs.size(); ++i) {
       CK(cudaEventRecord(a, st));
-      fs[i]();
+      for (int j = 0; j < inner; ++j) fs[i]();
       CK(cudaEventRecord(b, st));
       CK(cudaEventSynchronize(b));
       float ms = 0;
       CK(cudaEventElapsedTime(&ms, a, b));
-      t[i].push_back(ms * 1e-3);
+      t[i].push_back(ms * 1e-3 / inner);
     }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -85,12 +88,16 @@ std::vector<double> medians(F... f) {
   return m;
 }
 
-// The median host wall time of a synchronous call (5 reps after one warm-up).
+// The median host wall time of a synchronous call (5 reps after one warm-up; a call whose warm-up
+// took over a quarter of a second is timed once more: the DMA engine's rows into pageable memory
+// can take seconds at small blocks, and the sweep must fit a lease of minutes).
 template <class F>
 double wall_median(F f) {
+  const auto w = std::chrono::steady_clock::now();
   f();
+  const bool slow = std::chrono::duration<double>(std::chrono::steady_clock::now() - w).count() > 0.25;
   std::vector<double> t;
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < (slow ? 1 : 5); ++r) {
     const auto a = std::chrono::steady_clock::now();
     f();
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
@@ -132,7 +139,12 @@ void vector_sweep() {
                            CK(cudaMemcpyAsync(packed + i * b, typed + 2 * i * b, b, cudaMemcpyDeviceToDevice, st));
                        },
                        [&] { CK(cudaMemcpyAsync(pinned, packed, payload, cudaMemcpyDeviceToHost, st)); },
-                       [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, pinned, payload, &k, st), "pack to pinned"); });
+                       [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, pinned, payload, &k, st), "pack to pinned"); },
+                       [&] {  // the general kernel on the same layout (the tree seek)
+                         ddt_cuda_set_executor(DDT_CUDA_GENERAL);
+                         must(ddt_cuda_pack_async(typed, 1, v, 0, packed, payload, &k, st), "general pack");
+                         ddt_cuda_set_executor(DDT_CUDA_AUTO);
+                       });
       // Into pageable host memory, synchronously (host wall time): the kernels through a device
       // temporary and one copy across, against the DMA engine's rows straight across (the cost
       // model's open question, src/cuda/api.cpp).
@@ -143,9 +155,9 @@ void vector_sweep() {
       std::fprintf(out,
                    "{\"suite\":\"vector\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,"
                    "\"unpack_s\":%.9g,\"memcpy2d_s\":%.9g,\"per_block_s\":%.9g,\"d2h_s\":%.9g,\"pack_pinned_s\":%.9g,"
-                   "\"pageable_kernel_s\":%.9g,\"pageable_dma_s\":%.9g}\n",
+                   "\"pageable_kernel_s\":%.9g,\"pageable_dma_s\":%.9g,\"general_s\":%.9g}\n",
                    (long long)b, (long long)payload, m[0], m[1], m[2], m[3], m[4] / per_block, m[5], m[6], pageable_kernel,
-                   pageable_dma);
+                   pageable_dma, m[7]);
       std::fflush(out);
       ddt_type_free(&v);
     }
@@ -156,7 +168,7 @@ void vector_sweep() {
 }
 
 void index_list() {
-  const int64_t payload = int64_t{64} << 20, w = 12, n = payload / w;
+  const int64_t w = 12, n = (int64_t{64} << 20) / w, payload = n * w;  // whole blocks: 64 MiB - 4 B
   std::vector<int64_t> displs(n);
   for (int64_t i = 0; i < n; ++i) displs[i] = 2 * w * i;
   std::shuffle(displs.begin(), displs.end(), std::mt19937_64(7));
@@ -177,7 +189,57 @@ void index_list() {
   ddt_type_free(&t);
 }
 
+// The other regular layouts of the targets, at 64 MiB: indexed_block (the same blocks as the
+// vector sweep's, at stride twice the block, in shuffled order: the list kernel, not a vector in
+// disguise) and a 2-D subarray (rows of `block` bytes out of rows of twice that: canonically the
+// vector, so the nest kernel). Pack, unpack and the general kernel's pack beside the copy.
+void layouts_sweep() {
+  const int64_t target = int64_t{64} << 20;
+  char *typed, *packed;
+  CK(cudaMalloc(&typed, 2 * target + (1 << 20)));
+  CK(cudaMalloc(&packed, target));
+  CK(cudaMemset(typed, 3, 2 * target + (1 << 20)));
+  // indexed_block twice: in shuffled order, and in ascending order with a gap 8 B wider after
+  // every 1,024th block (so that it is not a vector: its canonical form is a table of 1,024-block
+  // vectors, which the GPU layer moves as a flat list of its blocks).
+  for (const char* kind : {"indexed_block", "indexed_block_sorted", "subarray"}) {
+    for (int64_t b : {8, 16, 64, 128, 512, 4096}) {
+      const int64_t n = target / b, payload = n * b;
+      ddt_type t;
+      if (kind[0] == 'i') {
+        std::vector<int64_t> displs(n);
+        for (int64_t i = 0; i < n; ++i) displs[i] = 2 * b * i + (kind[13] == '_' ? 8 * (i / 1024) : 0);
+        if (kind[13] != '_') std::shuffle(displs.begin(), displs.end(), std::mt19937_64(b));
+        must(ddt_type_hindexed_block(n, b, displs.data(), DDT_BYTE, &t), "hindexed_block");
+      } else {
+        const int64_t sizes[2] = {n, 2 * b}, subs[2] = {n, b}, starts[2] = {0, b};
+        must(ddt_type_subarray(2, sizes, subs, starts, DDT_ORDER_C, DDT_BYTE, &t), "subarray");
+      }
+      must(ddt_type_commit(t), "commit");
+      int64_t k;
+      auto m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
+                       [&] { must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "pack"); },
+                       [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, t, 0, &k, st), "unpack"); },
+                       [&] {  // (a list of millions of blocks: its tree, 28 B a block, exceeds the
+                              // layout cache and would be uploaded per call; timed from 128 B)
+                         if (kind[0] == 'i' && kind[13] != '_' && b < 128) return;
+                         ddt_cuda_set_executor(DDT_CUDA_GENERAL);
+                         must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "general pack");
+                         ddt_cuda_set_executor(DDT_CUDA_AUTO);
+                       });
+      if (kind[0] == 'i' && kind[13] != '_' && b < 128) m[3] = 0;
+      std::fprintf(out, "{\"suite\":\"layouts\",\"layout\":\"%s\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,"
+                        "\"pack_s\":%.9g,\"unpack_s\":%.9g,\"general_s\":%.9g}\n",
+                   kind, (long long)b, (long long)payload, m[0], m[1], m[2], m[3]);
+      ddt_type_free(&t);
+    }
+  }
+  cudaFree(typed);
+  cudaFree(packed);
+}
+
 void ddtbench() {
+  inner = 20;  // kilobytes to megabytes: launch-bound, so each rep times 20 calls
   for (auto& kp : ddtbench_kernels(false)) {
     Kernel& k = *kp;
     if (!k.buf || k.arrays.size() != 1) continue;  // absolute addresses of host arrays
@@ -187,15 +249,17 @@ void ddtbench() {
     CK(cudaMalloc(&packed, k.bytes));
     CK(cudaMemcpy(arr, k.arrays[0].get(), bytes, cudaMemcpyHostToDevice));
     int64_t n;
+    const std::string pack = k.name + " " + k.params + " pack", unpack = k.name + " " + k.params + " unpack";
     auto m = medians([&] { CK(cudaMemcpyAsync(packed, arr, k.bytes, cudaMemcpyDeviceToDevice, st)); },
-                     [&] { must(ddt_cuda_pack_async(arr + off, k.count, k.type, 0, packed, k.bytes, &n, st), "pack"); },
-                     [&] { must(ddt_cuda_unpack_async(packed, k.bytes, arr + off, k.count, k.type, 0, &n, st), "unpack"); });
+                     [&] { must(ddt_cuda_pack_async(arr + off, k.count, k.type, 0, packed, k.bytes, &n, st), pack.c_str()); },
+                     [&] { must(ddt_cuda_unpack_async(packed, k.bytes, arr + off, k.count, k.type, 0, &n, st), unpack.c_str()); });
     std::fprintf(out, "{\"suite\":\"ddtbench\",\"kernel\":\"%s\",\"params\":\"%s\",\"bytes\":%lld,\"memcpy_s\":%.9g,"
                       "\"pack_s\":%.9g,\"unpack_s\":%.9g}\n",
                  k.name.c_str(), k.params.c_str(), (long long)k.bytes, m[0], m[1], m[2]);
     cudaFree(arr);
     cudaFree(packed);
   }
+  inner = 1;
 }
 
 void launch_floor() {
@@ -325,6 +389,7 @@ int main(int argc, char** argv) {
     std::perror(path.c_str());
     return 1;
   }
+  setvbuf(out, nullptr, _IOLBF, 0);  // each row lands whole, also when a time limit stops the run
   if (ddt_cuda_init() != DDT_SUCCESS) {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
@@ -341,9 +406,19 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, dev));
   std::fprintf(out, "{\"suite\":\"device\",\"name\":\"%s\",\"sm\":%d}\n", prop.name, prop.major * 10 + prop.minor);
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  {  // a GPU that idled runs at a low clock for the first milliseconds: 20 ms of copies first
+    char *a, *b;
+    CK(cudaMalloc(&a, 64 << 20));
+    CK(cudaMalloc(&b, 64 << 20));
+    for (int i = 0; i < 400; ++i) CK(cudaMemcpyAsync(b, a, 64 << 20, cudaMemcpyDeviceToDevice, st));
+    CK(cudaStreamSynchronize(st));
+    cudaFree(a);
+    cudaFree(b);
+  }
   std::printf("gpu_bench on %s: vector sweep\n", prop.name);
   vector_sweep();
-  std::printf("gpu_bench: index list, DDTBench kernels, launch floor\n");
+  std::printf("gpu_bench: indexed_block and subarray, index list, DDTBench kernels, launch floor\n");
+  layouts_sweep();
   index_list();
   ddtbench();
   launch_floor();

@@ -53,8 +53,10 @@ int ddt_cuda_copy_async(const void *src, int64_t scount, ddt_type stype, void *d
  * plan's choice (today the kernels everywhere: see src/cuda/api.cpp's cost model);
  * DDT_CUDA_KERNELS; DDT_CUDA_DMA, the DMA engine (cudaMemcpy2DAsync) wherever the typed side is
  * rows of one width at one pitch (a vector, a 2-D subarray, a contiguous type at an extent), the
- * kernels elsewhere. DDT_ERR_ARG for another value. */
-enum { DDT_CUDA_AUTO = 0, DDT_CUDA_KERNELS = 1, DDT_CUDA_DMA = 2 };
+ * kernels elsewhere; DDT_CUDA_GENERAL, the general kernel (the seek over the layout's own tree)
+ * for every layout, also those that have a targeted one (to measure one against the other).
+ * DDT_ERR_ARG for another value. */
+enum { DDT_CUDA_AUTO = 0, DDT_CUDA_KERNELS = 1, DDT_CUDA_DMA = 2, DDT_CUDA_GENERAL = 3 };
 int ddt_cuda_set_executor(int which);
 
 /* ---- zero copy between processes of one node (CUDA IPC; FALCON-X's GPU design) -------------
@@ -70,8 +72,14 @@ typedef struct ddt_cuda_ipc {
 } ddt_cuda_ipc;
 
 /* Describes buf (device memory from cudaMalloc, of any device) for ddt_cuda_ipc_copy_async in
- * another process. DDT_ERR_ARG for memory that is not device memory. */
+ * another process. DDT_ERR_ARG for memory that is not device memory. buf must lie inside its
+ * allocation: for a typed buffer, which MPI lets lie outside it (a type whose true lower bound
+ * is above 0, or below 0), use ddt_cuda_ipc_export_type. */
 int ddt_cuda_ipc_export(const void *buf, ddt_cuda_ipc *out);
+/* Describes count elements of type at buf: the allocation is the one that holds the bytes they
+ * touch, and every one of them must lie inside it (DDT_ERR_ARG otherwise); buf itself may lie
+ * outside it (the description's offset is then negative or past its end). */
+int ddt_cuda_ipc_export_type(const void *buf, int64_t count, ddt_type type, ddt_cuda_ipc *out);
 
 /* The packed stream of (the exporter's buffer, scount, stype) into (dst, dcount, dtype) on a
  * stream of the current device: one kernel reads the exporter's memory and writes dst's layout.

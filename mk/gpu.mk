@@ -8,7 +8,7 @@
 
 build-gpu:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test gpu_ipc_test gpu_comm_test ddtkit_cli ddt_gpu_bench
+	cmake --build build-gpu -j $(JOBS) --target gpu_units_test gpu_test gpu_nodevice_test gpu_ipc_test gpu_comm_test ddtkit_cli ddt_gpu_bench
 
 test-gpu: build-gpu
 	build-gpu/tests/cuda/gpu_units_test --types 5000 --seed 1

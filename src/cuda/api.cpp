@@ -42,6 +42,8 @@ namespace {
 
 uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
+std::atomic<int> executor{DDT_CUDA_AUTO};  // ddt_cuda_set_executor's; the cost model below reads it
+
 // The locator and grain bits of (count elements of) t on `device` (units.hpp's side_of); a
 // layout that is not a nest (a tree or a list) is uploaded there (layouts.hpp).
 struct Prepared {
@@ -51,12 +53,27 @@ struct Prepared {
 };
 
 cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, Prepared* p) {
-  p->bits = side_of(t, count, &p->side);
+  const bool general = executor.load(std::memory_order_relaxed) == DDT_CUDA_GENERAL;
+  p->bits = side_of(t, count, &p->side, general);
   if (p->side.kind == Loc::Nest) return cudaSuccess;
   Upload u;
-  if (cudaError_t e = upload(t, device, stream, &u)) return e;
+  if (p->side.kind == Loc::Tree && !general) {  // an element of blocks of one width: a flat list
+    if (cudaError_t e = upload(t, device, Part::Flat, stream, &u)) return e;
+    if (u.flat_width > 0) {
+      p->side.kind = Loc::List;
+      p->side.l = ListLoc{};
+      p->side.l.list32 = u.list32, p->side.l.list = u.list;
+      p->side.l.disp = 0, p->side.l.ext = t->extent(), p->side.l.es = divider(t->layout->size());
+      p->side.l.width = divider(u.flat_width);
+      p->bits |= u.grain_bits;
+      p->temporary = u.temporary;
+      return cudaSuccess;
+    }
+    if (u.temporary) cudaFreeAsync(u.temporary, stream);
+  }
+  if (cudaError_t e = upload(t, device, p->side.kind == Loc::List ? Part::List : Part::Tree, stream, &u)) return e;
   p->side.t.nodes = u.nodes, p->side.t.entries = u.entries, p->side.t.prefix = u.prefix, p->side.t.vec_div = u.vec_div;
-  p->side.l.list = u.list;
+  p->side.l.list = u.list, p->side.l.list32 = u.list32;
   p->bits |= u.grain_bits;
   p->temporary = u.temporary;
   return cudaSuccess;
@@ -73,7 +90,6 @@ cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, 
 // cudaMemcpy2DAsync straight between the device rows and pageable memory, against the kernel
 // into a device temporary and one copy across): ddt_gpu_bench's `pageable` columns time both,
 // and AUTO takes the DMA engine there once a device has shown it faster.
-std::atomic<int> executor{DDT_CUDA_AUTO};
 
 // The rows of a call when the DMA engine is to move it (DDT_CUDA_DMA and a layout of rows).
 bool dma_rows(ddt_type t, int64_t count, int64_t lo, int64_t n, Box* b) {
@@ -123,6 +139,14 @@ bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t) {
   bool wraps;
   typed_span(buf, count, t, &lo, &len, &wraps);
   return !wraps && inside(w, lo, len);
+}
+
+bool where_typed(const void* buf, int64_t count, ddt_type t, Where* w) {
+  if (!t || count <= 0 || t->size == 0) return where(buf, w);
+  uint64_t lo, len;
+  bool wraps;
+  typed_span(buf, count, t, &lo, &len, &wraps);
+  return where(reinterpret_cast<const void*>(static_cast<uintptr_t>(lo)), w);
 }
 
 namespace {
@@ -191,7 +215,7 @@ struct DeviceTemp {
 // rules at the top of this file.
 int move_sync(bool gather, const void* typed, int64_t count, ddt_type t, int64_t lo, int64_t n, void* packed) {
   Where a, b;
-  if (!where(typed, &a) || !where(packed, &b)) return kNotMine;
+  if (!where_typed(typed, count, t, &a) || !where(packed, &b)) return kNotMine;
   if (!on_device(a) && !on_device(b)) return kNotMine;
   if (!typed_inside(a, typed, count, t) || !inside(b, addr(packed), static_cast<uint64_t>(n))) return DDT_ERR_ARG;
   int device;
@@ -236,7 +260,7 @@ int hook_unpack(const void* in, int64_t n, void* out, int64_t outcount, ddt_type
 }
 int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n) {
   Where a, b;
-  if (!where(src, &a) || !where(dst, &b)) return kNotMine;
+  if (!where_typed(src, scount, st, &a) || !where_typed(dst, dcount, dt, &b)) return kNotMine;
   if (!on_device(a) && !on_device(b)) return kNotMine;
   if (!typed_inside(a, src, scount, st) || !typed_inside(b, dst, dcount, dt)) return DDT_ERR_ARG;
   int device;
@@ -253,9 +277,9 @@ int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t d
   });
 }
 
-bool hook_on_device(const void* p) {
+bool hook_on_device(const void* p, int64_t count, ddt_type t) {
   Where w;
-  return where(p, &w) && on_device(w);
+  return where_typed(p, count, t, &w) && on_device(w);
 }
 
 const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy, &hook_on_device, &hook_ipc_export, &hook_ipc_copy};
@@ -298,7 +322,7 @@ int async_device(const void* typed, int64_t count, ddt_type t, const void* packe
   if (int e = init()) return e;
   if (int e = stream_device(stream, device)) return e;
   Where a, b;
-  if (!where(typed, &a) || !where(packed, &b)) return DDT_ERR_DEVICE;
+  if (!where_typed(typed, count, t, &a) || !where(packed, &b)) return DDT_ERR_DEVICE;
   if (!reachable(a, *device) || !reachable(b, *device)) return DDT_ERR_ARG;
   if (!typed_inside(a, typed, count, t) || !inside(b, addr(packed), static_cast<uint64_t>(n))) return DDT_ERR_ARG;
   return DDT_SUCCESS;
@@ -313,7 +337,8 @@ extern "C" {
 int ddt_cuda_init(void) { return ddt::gpu::init(); }
 
 int ddt_cuda_set_executor(int which) {
-  if (which != DDT_CUDA_AUTO && which != DDT_CUDA_KERNELS && which != DDT_CUDA_DMA) return DDT_ERR_ARG;
+  if (which != DDT_CUDA_AUTO && which != DDT_CUDA_KERNELS && which != DDT_CUDA_DMA && which != DDT_CUDA_GENERAL)
+    return DDT_ERR_ARG;
   ddt::gpu::executor.store(which, std::memory_order_relaxed);
   return DDT_SUCCESS;
 }
@@ -356,7 +381,7 @@ int ddt_cuda_copy_async(const void* src, int64_t scount, ddt_type stype, void* d
   int device;
   ddt::gpu::Where a, b;
   if (int e = ddt::gpu::stream_device(stream, &device)) return e;
-  if (!ddt::gpu::where(src, &a) || !ddt::gpu::where(dst, &b)) return DDT_ERR_DEVICE;
+  if (!ddt::gpu::where_typed(src, scount, stype, &a) || !ddt::gpu::where_typed(dst, dcount, dtype, &b)) return DDT_ERR_DEVICE;
   if (!ddt::gpu::reachable(a, device) || !ddt::gpu::reachable(b, device) ||
       !ddt::gpu::typed_inside(a, src, scount, stype) || !ddt::gpu::typed_inside(b, dst, dcount, dtype))
     return DDT_ERR_ARG;

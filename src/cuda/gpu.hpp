@@ -23,8 +23,16 @@ int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst,
             int64_t n, cudaStream_t stream);
 // The bytes count elements of t at buf touch lie inside w's allocation.
 bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t);
+// The driver's view of the memory that count elements of t at buf touch, asked at the first
+// byte they touch (memory.hpp's where() otherwise): MPI lets buf itself lie outside the
+// allocation (a type whose true lower bound is above 0, a negative lower bound), and asking at
+// buf would then call device memory pageable. With no byte touched (count 0, an empty type),
+// at buf.
+bool where_typed(const void* buf, int64_t count, ddt_type t, Where* w);
+// Exports count elements of t at buf (ddtkit_cuda.h's ddt_cuda_ipc_export_type).
+int export_typed(const void* buf, int64_t count, ddt_type t, void* desc);
 // The runtime's CUDA IPC (cpu/device.hpp's DeviceHook::ipc_export and ipc_copy; ipc.cpp).
-int hook_ipc_export(const void* buf, void* desc);
+int hook_ipc_export(const void* buf, int64_t count, ddt_type t, void* desc);
 int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n);
 // The device whose kernels a stream runs: a created stream's own, else the current device.
 int stream_device(cudaStream_t stream, int* device);

@@ -112,8 +112,10 @@ int map_source(const ddt_cuda_ipc& d, int device, int64_t scount, ddt_type st, c
   Where a;
   if (!where(base, &a)) return DDT_ERR_DEVICE;
   if (a.size == 0 || !reachable(a, device)) return kIpcUnopened;
-  if (d.offset < 0 || static_cast<uint64_t>(d.offset) >= a.size) return DDT_ERR_ARG;
-  *src = base + d.offset;
+  // The offset may be negative or past the allocation (the exporter's buf need not lie inside
+  // it, as MPI allows), so it is added modulo 2^64; what counts is that every byte the type
+  // touches from there lies inside the mapping.
+  *src = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(base) + static_cast<uint64_t>(d.offset));
   return typed_inside(a, *src, scount, st) ? DDT_SUCCESS : DDT_ERR_ARG;
 }
 
@@ -124,19 +126,36 @@ int ipc_copy(const ddt_cuda_ipc& d, int64_t scount, ddt_type stype, void* dst, i
   const char* s = nullptr;
   if (int e = map_source(d, device, scount, stype, &s)) return e == kIpcUnopened ? DDT_ERR_ARG : e;
   Where b;
-  if (!where(dst, &b)) return DDT_ERR_DEVICE;
+  if (!where_typed(dst, dcount, dtype, &b)) return DDT_ERR_DEVICE;
   if (!reachable(b, device) || !typed_inside(b, dst, dcount, dtype)) return DDT_ERR_ARG;
   return copy_on(device, s, scount, stype, dst, dcount, dtype, n, stream);
 }
 
-int hook_ipc_export(const void* buf, void* desc) {
+int hook_ipc_export(const void* buf, int64_t count, ddt_type t, void* desc) {
   Where w;
-  if (!where(buf, &w) || w.kind != Mem::Device) return DDT_ERR_ARG;
+  if (!where_typed(buf, count, t, &w) || w.kind != Mem::Device) return DDT_ERR_ARG;
   // The receiver's kernel reads the buffer at once: the work the sender queued before its send
   // (on its blocking streams, which the legacy stream follows) must be done, as a staged send's
   // pack on the legacy stream would have waited for it.
   if (int e = on(w.device, [&] { return status(cudaStreamSynchronize(cudaStreamLegacy)); })) return e;
-  return ddt_cuda_ipc_export(buf, static_cast<ddt_cuda_ipc*>(desc));
+  return export_typed(buf, count, t, desc);
+}
+
+int export_typed(const void* buf, int64_t count, ddt_type t, void* desc) {
+  if (!buf || !desc) return DDT_ERR_ARG;
+  if (int e = init()) return e;
+  Where w;
+  if (!where_typed(buf, count, t, &w)) return DDT_ERR_DEVICE;
+  if (w.kind != Mem::Device || w.size == 0 || (t && !typed_inside(w, buf, count, t))) return DDT_ERR_ARG;
+  cudaIpcMemHandle_t h;
+  if (cudaIpcGetMemHandle(&h, reinterpret_cast<void*>(w.base)) != cudaSuccess) {
+    cudaGetLastError();
+    return DDT_ERR_ARG;  // device memory IPC cannot export (a stream-ordered pool's, for one)
+  }
+  ddt_cuda_ipc* out = static_cast<ddt_cuda_ipc*>(desc);
+  std::memcpy(out->handle, &h, 64);
+  out->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(buf) - w.base);  // modulo 2^64
+  return DDT_SUCCESS;
 }
 
 // The runtime's receive of a device send: n stream bytes straight into dst by one kernel where a
@@ -152,7 +171,7 @@ int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int6
   int64_t sn = 0, dn = 0;
   if (ddt::stream(st, scount, 0, &sn) || ddt::stream(dt, dcount, 0, &dn) || n <= 0 || n > sn || n > dn) return DDT_ERR_ARG;
   Where b;
-  if (!where(dst, &b)) return kIpcUnopened;
+  if (!where_typed(dst, dcount, dt, &b)) return kIpcUnopened;
   int device = b.kind == Mem::Device ? b.device : -1;
   if (device < 0 && status(cudaGetDevice(&device))) return kIpcUnopened;
   return on(device, [&]() -> int {
@@ -177,20 +196,12 @@ int hook_ipc_copy(const void* desc, int64_t scount, ddt_type st, void* dst, int6
 
 extern "C" {
 
-int ddt_cuda_ipc_export(const void* buf, ddt_cuda_ipc* out) {
-  if (!buf || !out) return DDT_ERR_ARG;
-  if (int e = ddt::gpu::init()) return e;
-  ddt::gpu::Where w;
-  if (!ddt::gpu::where(buf, &w)) return DDT_ERR_DEVICE;
-  if (w.kind != ddt::gpu::Mem::Device || w.size == 0) return DDT_ERR_ARG;
-  cudaIpcMemHandle_t h;
-  if (cudaIpcGetMemHandle(&h, reinterpret_cast<void*>(w.base)) != cudaSuccess) {
-    cudaGetLastError();
-    return DDT_ERR_ARG;  // device memory IPC cannot export (a stream-ordered pool's, for one)
-  }
-  std::memcpy(out->handle, &h, 64);
-  out->offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(buf) - w.base);
-  return DDT_SUCCESS;
+int ddt_cuda_ipc_export(const void* buf, ddt_cuda_ipc* out) { return ddt::gpu::export_typed(buf, 0, DDT_TYPE_NULL, out); }
+
+int ddt_cuda_ipc_export_type(const void* buf, int64_t count, ddt_type type, ddt_cuda_ipc* out) {
+  if (int e = ddt::check_type(type)) return e;
+  if (count < 0) return DDT_ERR_COUNT;
+  return ddt::gpu::export_typed(buf, count, type, out);
 }
 
 int ddt_cuda_ipc_copy_async(const ddt_cuda_ipc* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount,

@@ -12,9 +12,11 @@ namespace {
 
 struct Key {
   int device;
+  Part list;
   uint8_t hash[16];
   bool operator<(const Key& o) const {
     if (device != o.device) return device < o.device;
+    if (list != o.list) return list < o.list;
     return std::memcmp(hash, o.hash, 16) < 0;
   }
 };
@@ -33,17 +35,22 @@ Cache& cache() {
 // The arrays in one allocation, each part 16-byte aligned.
 struct Packing {
   std::vector<Divider> divs;
+  std::vector<int32_t> list32;
   std::vector<int64_t> list;
-  size_t nodes, entries, prefix, vec_div, list_at, total;
-  Packing(const Layout& L, const Plan& p) {
-    vec_dividers(L, divs);
-    if (p.shape == Shape::List && p.uniform_list()) list_displacements(p, list);
+  size_t nodes, entries, prefix, vec_div, list32_at, list_at, total;
+  bool tree;
+  int64_t flat_width = 0;
+  Packing(ddt_type t, const Layout& L, const Plan& p, Part part) : tree(part == Part::Tree) {
+    if (tree) vec_dividers(L, divs);
+    if (part == Part::List) list_displacements(p, list32, list);
+    if (part == Part::Flat) flat_width = flatten(t, p, list32, list);
     auto up = [](size_t x) { return (x + 15) / 16 * 16; };
     nodes = 0;
-    entries = up(L.nodes.size() * sizeof(Node));
-    prefix = entries + up(L.entries.size() * sizeof(Entry));
-    vec_div = prefix + up(L.prefix.size() * sizeof(int64_t));
-    list_at = vec_div + up(divs.size() * sizeof(Divider));
+    entries = up(tree ? L.nodes.size() * sizeof(Node) : 0);
+    prefix = entries + up(tree ? L.entries.size() * sizeof(Entry) : 0);
+    vec_div = prefix + up(tree ? L.prefix.size() * sizeof(int64_t) : 0);
+    list32_at = vec_div + up(divs.size() * sizeof(Divider));
+    list_at = list32_at + up(list32.size() * sizeof(int32_t));
     total = list_at + up(list.size() * sizeof(int64_t));
   }
   void stage(const Layout& L, std::vector<char>& host) const {
@@ -51,10 +58,13 @@ struct Packing {
     auto put = [&](size_t at, const void* p, size_t n) {
       if (n) std::memcpy(host.data() + at, p, n);
     };
-    put(nodes, L.nodes.data(), L.nodes.size() * sizeof(Node));
-    put(entries, L.entries.data(), L.entries.size() * sizeof(Entry));
-    put(prefix, L.prefix.data(), L.prefix.size() * sizeof(int64_t));
+    if (tree) {
+      put(nodes, L.nodes.data(), L.nodes.size() * sizeof(Node));
+      put(entries, L.entries.data(), L.entries.size() * sizeof(Entry));
+      put(prefix, L.prefix.data(), L.prefix.size() * sizeof(int64_t));
+    }
     put(vec_div, divs.data(), divs.size() * sizeof(Divider));
+    put(list32_at, list32.data(), list32.size() * sizeof(int32_t));
     put(list_at, list.data(), list.size() * sizeof(int64_t));
   }
   Upload at(const char* dev, uint64_t bits) const {
@@ -63,7 +73,9 @@ struct Packing {
     u.entries = reinterpret_cast<const Entry*>(dev + entries);
     u.prefix = reinterpret_cast<const int64_t*>(dev + prefix);
     u.vec_div = reinterpret_cast<const Divider*>(dev + vec_div);
+    u.list32 = list32.empty() ? nullptr : reinterpret_cast<const int32_t*>(dev + list32_at);
     u.list = list.empty() ? nullptr : reinterpret_cast<const int64_t*>(dev + list_at);
+    u.flat_width = flat_width;
     u.grain_bits = bits;
     return u;
   }
@@ -71,8 +83,8 @@ struct Packing {
 
 }  // namespace
 
-cudaError_t upload(ddt_type t, int device, cudaStream_t stream, Upload* out) {
-  Key key{device, {}};
+cudaError_t upload(ddt_type t, int device, Part list, cudaStream_t stream, Upload* out) {
+  Key key{device, list, {}};
   layout_hash(t, key.hash);
   Cache& c = cache();
   {
@@ -84,7 +96,7 @@ cudaError_t upload(ddt_type t, int device, cudaStream_t stream, Upload* out) {
     }
   }
   const Layout& L = *t->layout;
-  const Packing pk(L, plan_of(t));
+  const Packing pk(t, L, plan_of(t), list);
   std::vector<char> host;
   pk.stage(L, host);
   const uint64_t bits = layout_bits(L);
@@ -106,6 +118,11 @@ cudaError_t upload(ddt_type t, int device, cudaStream_t stream, Upload* out) {
     return cudaSuccess;
   }
   void* dev = nullptr;
+  if (pk.total == 0) {  // nothing to upload (a layout with no flat list): remembered as such
+    std::lock_guard<std::mutex> lock(c.mu);
+    *out = c.entries.emplace(key, pk.at(nullptr, bits)).first->second;
+    return cudaSuccess;
+  }
   if (cudaError_t e = cudaMalloc(&dev, pk.total)) return e;
   // A copy from pageable memory returns once the bytes are staged, maybe before they reach the
   // device; kernels on any stream may read the cached layout next, so wait for the copy itself.

@@ -23,6 +23,9 @@
 //            SEQ, and each unit finds its block by binary search over the table's prefix sums);
 //   ListLoc  a uniform index list (indexed_block and its kin): a division and one load.
 #pragma once
+#include <sys/uio.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -143,11 +146,19 @@ struct TreeLoc {
         node = n.child;
         continue;
       }
-      // SEQ: the last entry whose prefix is <= r (prefix[first] == 0 <= r always holds).
-      int64_t a = n.child, b = n.child + n.count;  // the answer is in [a, b)
-      while (b - a > 1) {
-        const int64_t m = a + (b - a) / 2;
-        if (prefix[m] <= r) a = m; else b = m;
+      // SEQ: the last entry whose prefix is <= r (prefix[first] == 0 <= r always holds). A
+      // table whose entries all have one size (an indexed_block, a struct of like members) finds
+      // it by division (vec_div holds that size); any other by binary search.
+      int64_t a = n.child;
+      const Divider& es = vec_div[node];
+      if (es.d != 0) {
+        a += es.div(r);
+      } else {
+        int64_t b = n.child + n.count;  // the answer is in [a, b)
+        while (b - a > 1) {
+          const int64_t m = a + (b - a) / 2;
+          if (prefix[m] <= r) a = m; else b = m;
+        }
       }
       r -= prefix[a];
       off += entries[a].disp;
@@ -156,35 +167,86 @@ struct TreeLoc {
   }
 };
 
-// The per-node dividers of a layout (TreeLoc's vec_div).
+// The per-node dividers of a layout (TreeLoc's vec_div): a VEC's child size; a SEQ's entry size
+// where every entry has one (d == 0 where they differ: binary search). O(nodes + entries), once
+// per upload.
 inline void vec_dividers(const Layout& L, std::vector<Divider>& out) {
   out.assign(L.nodes.size(), Divider{});
-  for (size_t i = 0; i < L.nodes.size(); ++i)
-    if (L.nodes[i].kind == Kind::Vec) out[i] = divider(L.nodes[L.nodes[i].child].size);
+  for (size_t i = 0; i < L.nodes.size(); ++i) {
+    const Node& n = L.nodes[i];
+    if (n.kind == Kind::Vec) out[i] = divider(L.nodes[n.child].size);
+    if (n.kind != Kind::Seq || n.count < 1) continue;
+    auto size_of = [&](int64_t e) { return L.entries[e].node < 0 ? -1 : L.nodes[L.entries[e].node].size; };
+    const int64_t size = size_of(n.child);
+    bool one = size > 0;
+    for (int64_t e = n.child + 1; one && e < n.child + n.count; ++e) one = size_of(e) == size;
+    if (one) {
+      out[i] = divider(size);
+    } else {
+      out[i] = Divider{};
+      out[i].d = 0;
+    }
+  }
 }
 
 // A uniform list (plan.hpp's Shape::List of one segment of blocks: indexed_block,
 // hindexed_block, indexed of one block length, a struct of such): entry i is a block of width
 // bytes at list[i] from the root's position. A division and one load per unit, where TreeLoc
 // would binary-search the table's prefix sums (about log2(entries) dependent loads per unit).
+// The displacements are uploaded (layouts.hpp; the host's copy in the emulation) as the plan keeps
+// them: 32-bit where every one fits (an application's index list), else 64-bit. Half the bytes
+// of metadata per block: a gather of 12-byte blocks reads 4 more bytes per block, not 8.
 struct ListLoc {
-  const int64_t* list = nullptr;  // uploaded (layouts.hpp), or the host's copy in the emulation
+  const int32_t* list32 = nullptr;  // non-null: the 32-bit displacements
+  const int64_t* list = nullptr;    // else these
   int64_t disp = 0, ext = 0;
   Divider es, width;
   DDT_HD int64_t operator()(int64_t pos) const {
     const int64_t k = es.div(pos);
     const int64_t r = pos - k * static_cast<int64_t>(es.d);
     const int64_t i = width.div(r);
-    return disp + k * ext + list[i] + (r - i * static_cast<int64_t>(width.d));
+    const int64_t d = list32 ? static_cast<int64_t>(list32[i]) : list[i];
+    return disp + k * ext + d + (r - i * static_cast<int64_t>(width.d));
   }
 };
 
-// A uniform list's displacements as ListLoc reads them (the plan keeps 32-bit ones where they fit).
-inline void list_displacements(const Plan& p, std::vector<int64_t>& out) {
-  if (!p.list.empty())
-    out.assign(p.list.begin(), p.list.end());
-  else
-    out.assign(p.list64.begin(), p.list64.end());
+// A uniform list's displacements as ListLoc reads them: the plan's own, 32-bit or 64-bit.
+inline void list_displacements(const Plan& p, std::vector<int32_t>& narrow, std::vector<int64_t>& wide) {
+  narrow.assign(p.list.begin(), p.list.end());
+  wide.assign(p.list64.begin(), p.list64.end());
+}
+
+// The most blocks an element may have for a flat list (layouts.hpp's Part::Flat): 64 MiB of
+// 32-bit displacements.
+constexpr int64_t kFlatMax = int64_t{1} << 24;
+
+// An element's blocks as displacements from the buffer (32-bit where all fit), and their one
+// width; 0 (lists empty) when they are more than kFlatMax or of more than one width. The blocks
+// are ddt_iov's of one element at a base far from 0 (it reads no memory: any base whose range
+// is not near address 0 does), which are the canonical layout's blocks in stream order.
+inline int64_t flatten(ddt_type t, const Plan& p, std::vector<int32_t>& narrow, std::vector<int64_t>& wide) {
+  if (p.blocks < 2 || p.blocks > kFlatMax) return 0;
+  std::vector<iovec> iov(static_cast<size_t>(p.blocks));
+  const uintptr_t base = uintptr_t{1} << 46;
+  int64_t n = 0, bytes = 0;
+  if (ddt_iov(reinterpret_cast<void*>(base), 1, t, 0, iov.data(), p.blocks, &n, &bytes) != DDT_SUCCESS || n != p.blocks)
+    return 0;
+  const int64_t w = static_cast<int64_t>(iov[0].iov_len);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  wide.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (static_cast<int64_t>(iov[i].iov_len) != w) {
+      wide.clear();
+      return 0;
+    }
+    wide[i] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(iov[i].iov_base) - base);
+    lo = std::min(lo, wide[i]), hi = std::max(hi, wide[i]);
+  }
+  if (lo >= INT32_MIN && hi <= INT32_MAX) {
+    narrow.assign(wide.begin(), wide.end());
+    wide.clear();
+  }
+  return w;
 }
 
 // One typed side of a call: which locator finds its bytes.
@@ -199,19 +261,21 @@ struct Side {
 // The locator of count elements of t, and the grain bits it implies. A nest is complete here;
 // for a tree or a list the caller points the locator's arrays at a copy the kernel can read
 // (layouts.hpp's upload; the host's own in the emulation) and ORs in the layout's layout_bits.
-inline uint64_t side_of(ddt_type t, int64_t count, Side* s) {
+// general: the tree locator whatever the plan (the general kernel, for tests and benchmarks:
+// ddtkit_cuda.h's DDT_CUDA_GENERAL).
+inline uint64_t side_of(ddt_type t, int64_t count, Side* s, bool general = false) {
   const Plan& pl = plan_of(t);
   const Layout& L = *t->layout;
   uint64_t bits = static_cast<uint64_t>(pl.disp) | static_cast<uint64_t>(L.disp);  // the position each locator starts from
   if (count > 1) bits |= static_cast<uint64_t>(t->extent());
-  if (pl.shape == Shape::Nest) {
+  if (pl.shape == Shape::Nest && !general) {
     s->kind = Loc::Nest;
     s->n = nest_loc(pl);
     bits |= static_cast<uint64_t>(pl.width);
     for (int j = 0; j < pl.dims; ++j) bits |= static_cast<uint64_t>(pl.s[j]);
     return bits;
   }
-  if (pl.shape == Shape::List && pl.uniform_list()) {
+  if (pl.shape == Shape::List && pl.uniform_list() && !general) {
     s->kind = Loc::List;
     s->l = ListLoc{};
     s->l.disp = pl.disp, s->l.ext = t->extent(), s->l.es = divider(pl.size), s->l.width = divider(pl.width);

@@ -44,12 +44,12 @@ void device_init() {
 #endif
 }
 
-bool device_buffer(const void* p) {
+bool device_buffer(const void* p, int64_t count, ddt_type t) {
   const int m = mode.load(std::memory_order_relaxed);
   if (m == 0) return false;
   if (m == 2) return true;
   const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
-  return d && d->on_device(p);
+  return d && d->on_device(p, count, t);
 }
 
 }  // namespace ddtmpi

@@ -116,9 +116,10 @@ struct Side {
   MPI_Datatype type() const { return converted() ? MPI_BYTE : dt; }
 };
 
-// Device buffers (device.cpp): decided once at MPI_Init; whether p takes the device buffers' way.
+// Device buffers (device.cpp): decided once at MPI_Init; whether count elements of t (the
+// translation; null: the bytes at p) at p take the device buffers' way.
 void device_init();
-bool device_buffer(const void* p);
+bool device_buffer(const void* p, int64_t count, ddt_type t);
 
 // Whether count elements of a type at buf go to the MPI as they are (prepare_send and
 // prepare_recv would leave the side unconverted): a Pass type, a byte count past an int, or the

@@ -16,7 +16,7 @@ namespace ddtmpi {
 // when it is GPU memory.
 bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count) {
   if (count < 0 || ti.mode == TypeInfo::Pass || (ti.size > 0 && count > INT_MAX / ti.size)) return true;
-  return pass_as_is(ti, count) && !(count > 0 && device_buffer(buf));
+  return pass_as_is(ti, count) && !(count > 0 && device_buffer(buf, count, ti.t));
 }
 
 bool direct(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, Direct* out) {
@@ -25,7 +25,7 @@ bool direct(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, Dir
     return true;
   }
   // Past stays_as_is, count >= 0 and count x size fits an int (convert, then straight, below).
-  if (ti.mode != TypeInfo::Contig || (count > 0 && device_buffer(buf))) return false;
+  if (ti.mode != TypeInfo::Contig || (count > 0 && device_buffer(buf, count, ti.t))) return false;
   char* data = const_cast<char*>(static_cast<const char*>(buf)) + ti.offset;
   *out = Direct{data, static_cast<int>(count * ti.size), MPI_BYTE};
   return true;
@@ -40,7 +40,7 @@ bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
   s.as_is(buf, count, dt);
   const TypeInfo& ti = peek(dt);  // decided without a reference: most small messages stop here
   if (stays_as_is(ti, buf, count)) return false;
-  s.device = count > 0 && device_buffer(buf);  // never handed to the MPI as it is
+  s.device = count > 0 && device_buffer(buf, count, ti.t);  // never handed to the MPI as it is
   s.info = lookup(dt);
   s.bytes = count * s.info->size;
   return true;

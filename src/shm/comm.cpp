@@ -701,11 +701,11 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
 // completes. Correct for every mechanism and protocol, not zero-copy: two more copies, one of
 // them over the bus. Above the eager limit a device send is offered by CUDA IPC instead (below),
 // and a receiver with the GPU layer copies it with one kernel (rendezvous.cpp's deliver_ipc).
-bool staged(const void* buf, int64_t bytes) {
+bool staged(const void* buf, int64_t count, ddt_type type, int64_t bytes) {
   if (bytes <= 0) return false;
   if (rt.stage_all) return true;
   const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
-  return d && d->on_device(buf);
+  return d && d->on_device(buf, count, type);
 }
 
 int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req) {
@@ -718,7 +718,7 @@ int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, i
     const int64_t bytes = packed_size(type, count);
     bool ipc = false;
     char desc[ddt::kIpcDesc] = {};
-    if (staged(buf, bytes)) {
+    if (staged(buf, count, type, bytes)) {
       // A rendezvous-sized device buffer is offered by CUDA IPC (FALCON-X's GPU zero copy: the
       // receiver's kernel reads it); an eager one, or one IPC cannot export, is staged.
       const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);
@@ -728,7 +728,7 @@ int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, i
       const bool may = bytes > rt.eager_max && !(rt.passive_isends && !blocking);
       if (may && rt.stage_all == 2)
         ipc = true;  // tests: an empty description, which the receiver cannot open
-      else if (may && !rt.stage_all && d && d->ipc_export && d->ipc_export(buf, desc) == DDT_SUCCESS)
+      else if (may && !rt.stage_all && d && d->ipc_export && d->ipc_export(buf, count, type, desc) == DDT_SUCCESS)
         ipc = true;
       if (!ipc) {
         staging.resize(static_cast<size_t>(bytes));
@@ -762,7 +762,7 @@ int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool 
     r->bytes = packed_size(type, count);
     r->status.source = source, r->status.tag = tag;
     ddt::retain(type);
-    if (staged(buf, r->bytes)) {  // received as bytes into staging, unpacked by complete()
+    if (staged(buf, count, type, r->bytes)) {  // received as bytes into staging, unpacked by complete()
       r->staging.resize(static_cast<size_t>(r->bytes));
       r->user_buf = buf, r->user_count = count, r->user_type = type;  // the reference taken above
       r->rbuf = r->staging.data(), r->count = r->bytes, r->type = DDT_BYTE;

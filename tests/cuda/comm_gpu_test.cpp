@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -62,6 +63,9 @@ std::vector<char> take(Kind k, char* p, size_t n) {
 }  // namespace
 
 int main() {
+  // The big rounds' messages (above 4 KiB) go above the eager limit, so that they are offered by
+  // CUDA IPC: the default limit is a cell's payload (16 KiB), which few random types reach.
+  setenv("DDTKIT_EAGER_MAX", "4096", 0);
   const int usable = ddt_cuda_init() == DDT_SUCCESS;
   if (ddt_comm_init() != DDT_SUCCESS) {
     std::fprintf(stderr, "comm_gpu_test: run it under `ddtkit run -n 2`\n");

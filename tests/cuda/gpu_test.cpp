@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cuda/memory.hpp"
+#include "plan/plan.hpp"
 #include "ddtbench.hpp"
 #include "ddtkit_cuda.h"
 #include "gen.hpp"
@@ -32,6 +34,19 @@ int failures = 0;
 bool check(bool ok, const char* what, const char* detail, uint64_t seed) {
   if (!ok && ++failures <= 20) std::fprintf(stderr, "FAIL %s (seed %llu): %s\n", what, (unsigned long long)seed, detail);
   return ok;
+}
+
+// Why a comparison failed: the call's result, how many bytes differ and the first of them, and the
+// path the layer took (the plan's shape), so that a failure on a GPU explains itself in one run.
+std::string why(int e, const std::vector<char>& got, const char* want, int64_t n, ddt_type t) {
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < n && i < static_cast<int64_t>(got.size()); ++i)
+    if (got[i] != want[i] && bad++ == 0) first = i;
+  char b[256];
+  std::snprintf(b, sizeof b, " [error %d; %lld of %lld bytes differ, first at %lld (got %d, want %d); plan shape %d]", e,
+                (long long)bad, (long long)n, (long long)first, first >= 0 ? got[first] : 0, first >= 0 ? want[first] : 0,
+                static_cast<int>(ddt::plan_of(t).shape));
+  return b;
 }
 
 enum Kind { Pageable, Pinned, Device, Managed };
@@ -100,12 +115,19 @@ void campaign_type(std::mt19937_64& rng, uint64_t seed, cudaStream_t st, bool ki
   dsrc.put(src.mem.data(), src.mem.size());
   // Full pack, then random ranges at random byte offsets, on the stream.
   int e = ddt_cuda_pack_async(dsrc.p + src.origin, count, ty, 0, dpk.p, total, &n, st);
-  check(e == DDT_SUCCESS && n == total && dpk.get(total) == std::vector<char>(want.begin(), want.begin() + total), "pack", what.c_str(), seed);
+  {
+    const auto got = dpk.get(total);
+    const bool ok = e == DDT_SUCCESS && n == total && got == std::vector<char>(want.begin(), want.begin() + total);
+    check(ok, "pack", ok ? "" : (what + why(e, got, want.data(), total, ty)).c_str(), seed);
+  }
   for (int k = 0; k < 3 && total > 0; ++k) {
     const int64_t lo = rng() % total, hi = lo + 1 + rng() % (total - lo), at = rng() % 16;
     e = ddt_cuda_pack_async(dsrc.p + src.origin, count, ty, lo, dpk.p + at, hi - lo, &n, st);
     const auto got = dpk.get(at + hi - lo);
-    check(e == DDT_SUCCESS && n == hi - lo && std::equal(got.begin() + at, got.end(), want.begin() + lo), "partial pack", what.c_str(), seed);
+    const bool ok = e == DDT_SUCCESS && n == hi - lo && std::equal(got.begin() + at, got.end(), want.begin() + lo);
+    const std::vector<char> part(got.begin() + at, got.end());
+    check(ok, "partial pack", ok ? "" : (what + " [" + std::to_string(lo) + ", " + std::to_string(hi) + ") at +" + std::to_string(at) +
+                                         why(e, part, want.data() + lo, hi - lo, ty)).c_str(), seed);
   }
   // The DMA engine forced (ddt_cuda_set_executor): where the layout is rows it moves them, with
   // cudaMemcpy2DAsync; device to device on the stream, and device to pageable host memory.
@@ -129,7 +151,10 @@ void campaign_type(std::mt19937_64& rng, uint64_t seed, cudaStream_t st, bool ki
     ddst.put(dst.mem.data(), dst.mem.size());
     din.put(stream.data(), total);
     e = ddt_cuda_unpack_async(din.p, total, ddst.p + dst.origin, count, ty, 0, &n, st);
-    check(e == DDT_SUCCESS && ddst.get(dst.mem.size()) == cpu, "unpack", what.c_str(), seed);
+    {
+      const auto got = ddst.get(dst.mem.size());
+      check(e == DDT_SUCCESS && got == cpu, "unpack", (what + why(e, got, cpu.data(), cpu.size(), ty)).c_str(), seed);
+    }
     const int64_t lo = rng() % total, hi = lo + 1 + rng() % (total - lo);
     cpu = dst.mem;
     ddt_unpack(stream.data() + lo, hi - lo, cpu.data() + dst.origin, count, ty, lo, &n);
@@ -151,7 +176,11 @@ void campaign_type(std::mt19937_64& rng, uint64_t seed, cudaStream_t st, bool ki
       Mem ddst(Device, dst.mem.size());
       ddst.put(dst.mem.data(), dst.mem.size());
       e = ddt_cuda_copy_async(dsrc.p + src.origin, count, ty, ddst.p + dst.origin, c2, ty2, st);
-      check(e == DDT_SUCCESS && ddst.get(dst.mem.size()) == cpu, "copy", (what + " -> " + describe(*t2)).c_str(), seed);
+      {
+        const auto got = ddst.get(dst.mem.size());
+        check(e == DDT_SUCCESS && got == cpu, "copy",
+              (what + " -> " + describe(*t2) + why(e, got, cpu.data(), cpu.size(), ty2)).c_str(), seed);
+      }
       // Every memory kind on both sides, through the synchronous calls.
       for (int a = 0; kinds && a < 4; ++a)
         for (int b = 0; b < 4; ++b) {

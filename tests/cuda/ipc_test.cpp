@@ -68,8 +68,16 @@ int exporter(int fd, uint64_t seed) {
     if (cudaMalloc(&dev, r.src.size()) != cudaSuccess) return 2;
     cudaMemcpy(dev, r.src.data(), r.src.size(), cudaMemcpyHostToDevice);
     cudaDeviceSynchronize();  // the copy from pageable memory is on the device before the importer reads
+    // The typed form: the type's address (dev + src_at) lies before the allocation whenever the
+    // type's true lower bound is above 64 bytes, as MPI allows.
     ddt_cuda_ipc d;
-    if (ddt_cuda_ipc_export(dev + r.src_at, &d) != DDT_SUCCESS) return 3;
+    if (int e = ddt_cuda_ipc_export_type(dev + r.src_at, r.count, t, &d)) {
+      cudaIpcMemHandle_t h;  // the driver's own answer, for the log
+      const cudaError_t ce = cudaIpcGetMemHandle(&h, dev);
+      std::fprintf(stderr, "FAIL ddt_cuda_ipc_export_type (round %d, offset %lld): %s (cudaIpcGetMemHandle: %s)\n", i,
+                   (long long)r.src_at, ddt_error_string(e), cudaGetErrorString(ce));
+      return 3;
+    }
     int64_t need = 0;
     ddt_type_serialize(t, nullptr, 0, &need);
     std::vector<char> layout(need);
@@ -86,6 +94,14 @@ int exporter(int fd, uint64_t seed) {
   if (cudaMalloc(&live, 256) != cudaSuccess) return 2;
   ddt_cuda_ipc d;
   if (ddt_cuda_ipc_export(live, &d) != DDT_SUCCESS || !put_all(fd, &d, sizeof d)) return 5;
+  // A typed export whose bytes reach past the allocation is refused before any handle is made.
+  ddt_type big;
+  ddt_type_contiguous(128, DDT_INT, &big);
+  ddt_type_commit(big);
+  ddt_cuda_ipc no;
+  const bool refused = ddt_cuda_ipc_export_type(live, 1, big, &no) == DDT_ERR_ARG;
+  ddt_type_free(&big);
+  if (!refused) return 6;
   char done = 0;
   get_all(fd, &done, 1);
   cudaFree(live);

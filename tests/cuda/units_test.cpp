@@ -31,18 +31,35 @@ bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
 // side is used).
 struct Keep {
   std::vector<ddt::gpu::Divider> divs;
+  std::vector<int32_t> list32;
   std::vector<int64_t> list;
 };
+int64_t flats = 0;  // calls whose tree side became a flat list (layouts.hpp's Part::Flat)
+bool general = false;  // every side by the tree locator (DDT_CUDA_GENERAL's general kernel)
 uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
-  uint64_t bits = ddt::gpu::side_of(t, count, s);
+  uint64_t bits = ddt::gpu::side_of(t, count, s, general);
+  if (s->kind == ddt::gpu::Loc::Tree && !general) {  // as api.cpp's prepare: a flat list where there is one
+    const int64_t w = ddt::gpu::flatten(t, ddt::plan_of(t), keep.list32, keep.list);
+    if (w > 0) {
+      s->kind = ddt::gpu::Loc::List;
+      s->l = ddt::gpu::ListLoc{};
+      s->l.list32 = keep.list32.empty() ? nullptr : keep.list32.data();
+      s->l.list = keep.list.empty() ? nullptr : keep.list.data();
+      s->l.ext = t->extent(), s->l.es = ddt::gpu::divider(t->layout->size()), s->l.width = ddt::gpu::divider(w);
+      ++flats;
+      ++calls[static_cast<int>(s->kind)];
+      return bits | ddt::gpu::layout_bits(*t->layout);
+    }
+  }
   if (s->kind != ddt::gpu::Loc::Nest) {
     const ddt::Layout& L = *t->layout;
     ddt::gpu::vec_dividers(L, keep.divs);
     s->t.nodes = L.nodes.data(), s->t.entries = L.entries.data(), s->t.prefix = L.prefix.data();
     s->t.vec_div = keep.divs.data();
     if (s->kind == ddt::gpu::Loc::List) {
-      ddt::gpu::list_displacements(ddt::plan_of(t), keep.list);
-      s->l.list = keep.list.data();
+      ddt::gpu::list_displacements(ddt::plan_of(t), keep.list32, keep.list);
+      s->l.list32 = keep.list32.empty() ? nullptr : keep.list32.data();
+      s->l.list = keep.list.empty() ? nullptr : keep.list.data();
     }
     bits |= ddt::gpu::layout_bits(L);
   }
@@ -147,6 +164,13 @@ void check_type(std::mt19937_64& rng, uint64_t seed) {
   Packed got(total, s2);
   emulate_move(true, ty, count, src.at(), 0, total, got.at());
   check(total == 0 || std::memcmp(got.at(), want.data(), total) == 0, "pack", *t, seed);
+  {  // the general kernel's locator on the same call, whatever the plan
+    Packed tree(total, s2);
+    general = true;
+    emulate_move(true, ty, count, src.at(), 0, total, tree.at());
+    general = false;
+    check(total == 0 || std::memcmp(tree.at(), want.data(), total) == 0, "general pack", *t, seed);
+  }
   for (int k = 0; k < 4 && total > 0; ++k) {
     int64_t lo = rng() % total, hi = lo + 1 + rng() % (total - lo);
     if (k == 0) lo = lo / 16 * 16, hi = std::max(lo + 1, hi / 16 * 16);  // ranges the wide grains can take
@@ -298,8 +322,8 @@ int main(int argc, char** argv) {
               (long long)types, (long long)calls[0], (long long)calls[1], (long long)calls[2], (long long)grains[1], (long long)grains[2],
               (long long)grains[4], (long long)grains[8], (long long)grains[16], failures);
   // The campaign must have exercised both locators and every grain, or it proves less than it says.
-  std::printf("gpu units on the CPU: %lld calls as DMA rows\n", (long long)boxes);
-  const bool covered = boxes > 0 && calls[0] > 0 && calls[1] > 0 && calls[2] > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
+  std::printf("gpu units on the CPU: %lld calls as DMA rows, %lld by a flat list\n", (long long)boxes, (long long)flats);
+  const bool covered = boxes > 0 && flats > 0 && calls[0] > 0 && calls[1] > 0 && calls[2] > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
   if (!covered) std::fprintf(stderr, "FAIL: a locator or a grain was never exercised\n");
   return failures || !covered ? 1 : 0;
 }
