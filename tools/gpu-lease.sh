@@ -5,15 +5,36 @@
 #   tests.log  the GPU tests (make test-gpu's list), one section each, with exit codes
 #   sanitizer.log  compute-sanitizer memcheck over a short campaign
 #   bench.log, gpu.jsonl, gpu.md  the benchmarks (bench/gpu_bench.cpp) and their table
-# Uses build-gpu/ where it holds binaries that run on this machine (built elsewhere and carried:
-# a device lease counts its minutes), else builds it here (make build-gpu, every core).
+#   mpi.log  device memory through the interposer under MPICH (tests/mpi/device_test.cpp), where
+#            build-lease/mpich was carried
+# `tools/gpu-lease.sh --bundle`, on the build machine, makes build-lease/: the GPU binaries of
+# build-gpu/ and, where build/ and .venv-mpich are there, MPICH's runtime files, the interposer
+# and its device test (the GPU machine has no package registry to install MPICH from). Carry
+# build-lease to the GPU machine (40 MB, under the device tool's 64 MiB); without it the binaries
+# of build-gpu/ are used where they run there, else build-gpu is built there (make build-gpu).
 #   BENCH=0 skips the benchmarks; TYPES sets the campaign's size (default 5000).
 set -u
+if [ "${1:-}" = --bundle ]; then  # on the build machine: MPICH's runtime files and our MPI test
+  cd "$(dirname "$0")/.."
+  rm -rf build-lease && mkdir -p build-lease/gpu/tests/cuda build-lease/gpu/bench build-lease/gpu/tools
+  for t in gpu_units_test gpu_test gpu_nodevice_test gpu_ipc_test gpu_comm_test; do cp build-gpu/tests/cuda/$t build-lease/gpu/tests/cuda/; done
+  cp build-gpu/bench/ddt_gpu_bench build-lease/gpu/bench/ && cp build-gpu/tools/ddtkit build-lease/gpu/tools/
+  if [ -x build/tests/device_test_mpich ]; then
+    mkdir -p build-lease/mpich/bin build-lease/mpich/lib
+    cp -a .venv-mpich/lib/libmpi.so* .venv-mpich/lib/mpich build-lease/mpich/lib/
+    cp -a .venv-mpich/bin/mpiexec .venv-mpich/bin/mpiexec.hydra .venv-mpich/bin/hydra_pmi_proxy build-lease/mpich/bin/
+    cp build/mpi/mpich/libddtkit-mpi.so build/tests/device_test_mpich build-lease/mpich/
+  fi
+  strip --strip-unneeded build-lease/gpu/*/* build-lease/gpu/tests/cuda/* build-lease/mpich/device_test_mpich 2>/dev/null
+  du -sh build-lease
+  exit 0
+fi
 OUT=${1:-gpu-lease-out}
 mkdir -p "$OUT"
 TYPES=${TYPES:-5000}
-B=build-gpu
 cd "$(dirname "$0")/.."
+B=build-gpu
+[ -d build-lease/gpu ] && B=build-lease/gpu
 
 nvidia-smi -L 2>&1 | tee "$OUT/tests.log"
 if ! "$B/tests/cuda/gpu_units_test" --types 1 --seed 1 >/dev/null 2>&1 || [ ! -x "$B/bench/ddt_gpu_bench" ]; then
@@ -42,6 +63,25 @@ if command -v compute-sanitizer >/dev/null; then
   timeout -k 5 90 compute-sanitizer --tool memcheck --leak-check no --error-exitcode 3 \
     "$B/tests/cuda/gpu_test" --types 40 --seed 7 >>"$OUT/sanitizer.log" 2>&1
   echo "== sanitizer: exit $? in $((SECONDS - t0)) s" | tee -a "$OUT/sanitizer.log"
+fi
+if [ -d build-lease/mpich ]; then  # device buffers through the interposer, under MPICH
+  M=$PWD/build-lease/mpich
+  export PATH=$M/bin:$PATH LD_LIBRARY_PATH=$M/lib
+  {
+    echo "== interposer_mpich_device"
+    t0=$SECONDS
+    timeout -k 5 120 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" "$M/device_test_mpich" --types "${MPI_TYPES:-700}"
+    rc=$?
+    echo "== interposer_mpich_device: exit $rc in $((SECONDS - t0)) s"
+    [ $rc -eq 0 ] || echo "FAIL interposer_mpich_device"
+    # The device check's cost on host buffers: the same round trips with it on and off, alternated.
+    for k in 1 2 3; do
+      for c in 1 0; do timeout -k 5 60 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" -genv DDTKIT_CUDA $c "$M/device_test_mpich" --time; done
+      timeout -k 5 60 mpiexec -n 2 "$M/device_test_mpich" --time | sed 's/$/ (native, no interposer)/'
+    done
+  } >"$OUT/mpi.log" 2>&1
+  grep -E "^==|device_test|FAIL" "$OUT/mpi.log"
+  grep -q "^FAIL" "$OUT/mpi.log" && rc_all=1
 fi
 grep -E "^FAIL|error|Error" "$OUT/tests.log" | head -30
 

@@ -4,10 +4,19 @@
 //
 // Launch shape: 256 threads per block (8 warps: enough to hide the latency of the locators'
 // divisions), at most kMaxBlocks blocks; beyond that, each thread takes more units. Each thread
-// takes kUnroll units a pass, kThreads apart (so that a warp's loads stay consecutive), and
+// takes unroll<G> units a pass, kThreads apart (so that a warp's loads stay consecutive), and
 // issues all their loads before any store: a thread with one load in flight left the H100's
 // memory about 10% short of a device-to-device copy at large blocks (issue 12's first GPU run:
-// 0.88-0.93 of the copy from 128 B blocks at 64 MiB).
+// 0.88-0.93 of the copy from 128 B blocks at 64 MiB; four 16-byte units: 0.96-1.01). Narrower
+// units keep as many bytes in flight with more of them (8 for grains under 16: with 4, a nest
+// of 8-byte-aligned 4 KiB blocks moved 0.91 of the copy where 16-byte-aligned ones moved 1.01).
+//
+// Unit u of a call moves G bytes between the typed buffer at loc(lo + u * G) and the packed one
+// at u * G: units.hpp's move_unit and copy_unit, which the CPU emulation runs.
+//
+// The general locator (TreeLoc) reads its layout's nodes and their dividers at every level of
+// every unit; where they are few (kSharedNodes), each thread block copies them into shared memory
+// first, so that those reads cost no trip to L1 and L2.
 #include "cuda/kernels.hpp"
 
 #include <algorithm>
@@ -18,12 +27,39 @@ namespace ddt::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;
 constexpr int64_t kMaxBlocks = 65536;
+constexpr int64_t kSharedNodes = 64;
+static_assert(sizeof(Node) % 8 == 0 && sizeof(Divider) % 8 == 0, "nodes and dividers are copied 8 bytes at a time");
+
+template <int G>
+struct Unroll { static constexpr int value = G >= 16 ? 4 : 8; };
+
+// The tree locator with its nodes and dividers in shared memory where they fit (every thread of
+// the block calls this first); other locators as they are.
+template <class Loc>
+__device__ __forceinline__ Loc local(const Loc& loc) { return loc; }
+template <>
+__device__ __forceinline__ TreeLoc local<TreeLoc>(const TreeLoc& loc) {
+  __shared__ alignas(16) unsigned char nodes[kSharedNodes * sizeof(Node)];
+  __shared__ alignas(16) unsigned char divs[kSharedNodes * sizeof(Divider)];
+  if (loc.node_count > kSharedNodes) return loc;
+  const int64_t nn = loc.node_count * static_cast<int64_t>(sizeof(Node)) / 8, nd = loc.node_count * static_cast<int64_t>(sizeof(Divider)) / 8;
+  for (int64_t i = threadIdx.x; i < nn; i += blockDim.x)
+    reinterpret_cast<uint64_t*>(nodes)[i] = reinterpret_cast<const uint64_t*>(loc.nodes)[i];
+  for (int64_t i = threadIdx.x; i < nd; i += blockDim.x)
+    reinterpret_cast<uint64_t*>(divs)[i] = reinterpret_cast<const uint64_t*>(loc.vec_div)[i];
+  __syncthreads();
+  TreeLoc l = loc;
+  l.nodes = reinterpret_cast<const Node*>(nodes);
+  l.vec_div = reinterpret_cast<const Divider*>(divs);
+  return l;
+}
 
 template <bool Gather, int G, class Loc>
-__global__ void __launch_bounds__(kThreads) move_kernel(Loc loc, char* buf, char* seq, int64_t lo, int64_t units) {
+__global__ void __launch_bounds__(kThreads) move_kernel(Loc loc_arg, char* buf, char* seq, int64_t lo, int64_t units) {
   using W = typename WordOf<G>::T;
+  constexpr int kUnroll = Unroll<G>::value;
+  const Loc loc = local(loc_arg);
   const int64_t tile = int64_t{kThreads} * kUnroll, step = static_cast<int64_t>(gridDim.x) * tile;
   for (int64_t u0 = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; u0 < units; u0 += step) {
     W w[kUnroll];
@@ -49,6 +85,7 @@ __global__ void __launch_bounds__(kThreads) move_kernel(Loc loc, char* buf, char
 template <int G, class SLoc, class DLoc>
 __global__ void __launch_bounds__(kThreads) copy_kernel(SLoc sl, const char* src, DLoc dl, char* dst, int64_t units) {
   using W = typename WordOf<G>::T;
+  constexpr int kUnroll = Unroll<G>::value;
   const int64_t tile = int64_t{kThreads} * kUnroll, step = static_cast<int64_t>(gridDim.x) * tile;
   for (int64_t u0 = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; u0 < units; u0 += step) {
     W w[kUnroll];
@@ -67,8 +104,8 @@ __global__ void __launch_bounds__(kThreads) copy_kernel(SLoc sl, const char* src
   }
 }
 
-unsigned blocks_for(int64_t units) {
-  const int64_t tile = int64_t{kThreads} * kUnroll;
+unsigned blocks_for(int64_t units, int64_t grain) {
+  const int64_t tile = int64_t{kThreads} * (grain >= 16 ? Unroll<16>::value : Unroll<1>::value);
   return static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (units + tile - 1) / tile));
 }
 
@@ -82,9 +119,9 @@ cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int
       constexpr int G = decltype(g)::value;
       using Loc = std::decay_t<decltype(loc)>;
       if (gather)
-        move_kernel<true, G, Loc><<<blocks_for(units), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        move_kernel<true, G, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       else
-        move_kernel<false, G, Loc><<<blocks_for(units), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        move_kernel<false, G, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       return cudaGetLastError();
     });
   });
@@ -99,7 +136,7 @@ cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, c
         constexpr int G = decltype(g)::value;
         using SL = std::decay_t<decltype(sl)>;
         using DL = std::decay_t<decltype(dl)>;
-        copy_kernel<G, SL, DL><<<blocks_for(units), kThreads, 0, stream>>>(sl, src, dl, dst, units);
+        copy_kernel<G, SL, DL><<<blocks_for(units, G), kThreads, 0, stream>>>(sl, src, dl, dst, units);
         return cudaGetLastError();
       });
     });

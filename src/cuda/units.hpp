@@ -130,6 +130,7 @@ struct TreeLoc {
   const Entry* entries = nullptr;
   const int64_t* prefix = nullptr;
   const Divider* vec_div = nullptr;
+  int64_t node_count = 0;  // of nodes (and vec_div): the kernels copy few into shared memory
   int64_t root = 0, disp = 0, ext = 0;
   Divider es;
   DDT_HD int64_t operator()(int64_t pos) const {
@@ -284,6 +285,7 @@ inline uint64_t side_of(ddt_type t, int64_t count, Side* s, bool general = false
   s->kind = Loc::Tree;
   s->t = TreeLoc{};
   s->t.root = L.root, s->t.disp = L.disp, s->t.ext = t->extent(), s->t.es = divider(L.size());
+  s->t.node_count = static_cast<int64_t>(L.nodes.size());
   return bits;
 }
 
