@@ -29,6 +29,7 @@
 #include "ddtkit_cuda.h"
 #include "plan/plan.hpp"
 #include "util/guarded.hpp"
+#include "util/host_ranges.hpp"
 
 namespace ddt::gpu {
 
@@ -48,13 +49,13 @@ std::atomic<int> executor{DDT_CUDA_AUTO};  // ddt_cuda_set_executor's; the cost 
 // layout that is not a nest (a tree or a list) is uploaded there (layouts.hpp).
 struct Prepared {
   Side side;
-  uint64_t bits = 0;
+  Bits bits;
   void* temporary = nullptr;
 };
 
 cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, Prepared* p) {
   const bool general = executor.load(std::memory_order_relaxed) == DDT_CUDA_GENERAL;
-  p->bits = side_of(t, count, &p->side, general);
+  p->bits = side_of(t, count, &p->side, general);  // (uploaded layouts add their layout_bits below)
   if (p->side.kind == Loc::Nest) return cudaSuccess;
   Upload u;
   if (p->side.kind == Loc::Tree && !general) {  // an element of blocks of one width: a flat list
@@ -111,9 +112,11 @@ int move_on(int device, bool gather, const void* typed, int64_t count, ddt_type 
   if (dma_rows(t, count, lo, n, &b)) return status(dma_move(gather, b, typed, packed, stream));
   Prepared p;
   if (cudaError_t e = prepare(t, count, device, stream, &p)) return status(e);
-  const int64_t g = grain_of(p.bits | addr(typed) | addr(packed) | static_cast<uint64_t>(lo) | static_cast<uint64_t>(n));
+  // Units of g bytes (the stream's grain), moved in typed words of tg bytes (units.hpp's Bits).
+  const int64_t g = grain_of(p.bits.stream | addr(packed) | static_cast<uint64_t>(lo) | static_cast<uint64_t>(n));
+  const int64_t tg = std::min(g, grain_of(p.bits.typed | addr(typed)));
   const cudaError_t e = launch_move(gather, p.side, const_cast<char*>(static_cast<const char*>(typed)),
-                                    const_cast<char*>(static_cast<const char*>(packed)), lo, n / g, g, stream);
+                                    const_cast<char*>(static_cast<const char*>(packed)), lo, n, g, tg, stream);
   if (p.temporary) cudaFreeAsync(p.temporary, stream);
   return status(e);
 }
@@ -124,7 +127,7 @@ int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst,
   if (cudaError_t e = prepare(st, scount, device, stream, &ps)) return status(e);
   cudaError_t e = prepare(dt, dcount, device, stream, &pd);
   if (e == cudaSuccess) {
-    const int64_t g = grain_of(ps.bits | pd.bits | addr(src) | addr(dst) | static_cast<uint64_t>(n));
+    const int64_t g = grain_of(ps.bits.all() | pd.bits.all() | addr(src) | addr(dst) | static_cast<uint64_t>(n));
     e = launch_copy(ps.side, static_cast<const char*>(src), pd.side, static_cast<char*>(dst), n / g, g, stream);
   }
   if (ps.temporary) cudaFreeAsync(ps.temporary, stream);
@@ -139,6 +142,16 @@ bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t) {
   bool wraps;
   typed_span(buf, count, t, &lo, &len, &wraps);
   return !wraps && inside(w, lo, len);
+}
+
+bool plain_host(uintptr_t lo, uint64_t len) { return in_heap(lo, len) || host_range_holds(lo, len); }
+
+bool typed_plain_host(const void* buf, int64_t count, ddt_type t) {
+  if (!t || count <= 0 || t->size == 0) return false;
+  uint64_t lo, len;
+  bool wraps;
+  typed_span(buf, count, t, &lo, &len, &wraps);
+  return !wraps && plain_host(lo, len);
 }
 
 bool where_typed(const void* buf, int64_t count, ddt_type t, Where* w) {
@@ -214,6 +227,7 @@ struct DeviceTemp {
 // Moves n packed bytes between the typed buffer (a) and the packed one (b), synchronously, by the
 // rules at the top of this file.
 int move_sync(bool gather, const void* typed, int64_t count, ddt_type t, int64_t lo, int64_t n, void* packed) {
+  if (typed_plain_host(typed, count, t) && plain_host(addr(packed), static_cast<uint64_t>(n))) return kNotMine;  // host memory
   Where a, b;
   if (!where_typed(typed, count, t, &a) || !where(packed, &b)) return kNotMine;
   if (!on_device(a) && !on_device(b)) return kNotMine;
@@ -259,6 +273,7 @@ int hook_unpack(const void* in, int64_t n, void* out, int64_t outcount, ddt_type
   return move_sync(false, out, outcount, t, offset, n, const_cast<void*>(in));
 }
 int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t dcount, ddt_type dt, int64_t n) {
+  if (typed_plain_host(src, scount, st) && typed_plain_host(dst, dcount, dt)) return kNotMine;  // host memory
   Where a, b;
   if (!where_typed(src, scount, st, &a) || !where_typed(dst, dcount, dt, &b)) return kNotMine;
   if (!on_device(a) && !on_device(b)) return kNotMine;
@@ -278,6 +293,7 @@ int hook_copy(const void* src, int64_t scount, ddt_type st, void* dst, int64_t d
 }
 
 bool hook_on_device(const void* p, int64_t count, ddt_type t) {
+  if (typed_plain_host(p, count, t)) return false;
   Where w;
   return where_typed(p, count, t, &w) && on_device(w);
 }

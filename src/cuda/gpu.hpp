@@ -29,6 +29,10 @@ bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t);
 // buf would then call device memory pageable. With no byte touched (count 0, an empty type),
 // at buf.
 bool where_typed(const void* buf, int64_t count, ddt_type t, Where* w);
+// Host memory that needs no driver query: the main arena's heap (memory.hpp's in_heap) and the
+// memory ddtkit mapped itself (util/host_ranges.hpp); for a typed buffer, the bytes it touches.
+bool plain_host(uintptr_t lo, uint64_t len);
+bool typed_plain_host(const void* buf, int64_t count, ddt_type t);
 // Exports count elements of t at buf (ddtkit_cuda.h's ddt_cuda_ipc_export_type).
 int export_typed(const void* buf, int64_t count, ddt_type t, void* desc);
 // The runtime's CUDA IPC (cpu/device.hpp's DeviceHook::ipc_export and ipc_copy; ipc.cpp).

@@ -55,7 +55,35 @@ __device__ __forceinline__ TreeLoc local<TreeLoc>(const TreeLoc& loc) {
   return l;
 }
 
-template <bool Gather, int G, class Loc>
+// G bytes of the typed buffer at a T-aligned address (T <= G), as G / T words of T bytes.
+template <int G, int T>
+__device__ __forceinline__ typename WordOf<G>::T load_typed(const char* p) {
+  using W = typename WordOf<G>::T;
+  if constexpr (T == G) {
+    return *reinterpret_cast<const W*>(p);
+  } else {
+    using V = typename WordOf<T>::T;
+    W w;
+    V* d = reinterpret_cast<V*>(&w);
+#pragma unroll
+    for (int k = 0; k < G / T; ++k) d[k] = reinterpret_cast<const V*>(p)[k];
+    return w;
+  }
+}
+template <int G, int T>
+__device__ __forceinline__ void store_typed(char* p, const typename WordOf<G>::T& w) {
+  using W = typename WordOf<G>::T;
+  if constexpr (T == G) {
+    *reinterpret_cast<W*>(p) = w;
+  } else {
+    using V = typename WordOf<T>::T;
+    const V* s = reinterpret_cast<const V*>(&w);
+#pragma unroll
+    for (int k = 0; k < G / T; ++k) reinterpret_cast<V*>(p)[k] = s[k];
+  }
+}
+
+template <bool Gather, int G, int T, class Loc>
 __global__ void __launch_bounds__(kThreads) move_kernel(Loc loc_arg, char* buf, char* seq, int64_t lo, int64_t units) {
   using W = typename WordOf<G>::T;
   constexpr int kUnroll = Unroll<G>::value;
@@ -63,7 +91,6 @@ __global__ void __launch_bounds__(kThreads) move_kernel(Loc loc_arg, char* buf, 
   const int64_t tile = int64_t{kThreads} * kUnroll, step = static_cast<int64_t>(gridDim.x) * tile;
   for (int64_t u0 = static_cast<int64_t>(blockIdx.x) * tile + threadIdx.x; u0 < units; u0 += step) {
     W w[kUnroll];
-    char* from[kUnroll];
     char* to[kUnroll];
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
@@ -71,14 +98,23 @@ __global__ void __launch_bounds__(kThreads) move_kernel(Loc loc_arg, char* buf, 
       if (u < units) {
         char* typed = buf + loc(lo + u * G);
         char* packed = seq + u * G;
-        from[k] = Gather ? typed : packed;
-        to[k] = Gather ? packed : typed;
-        w[k] = *reinterpret_cast<const W*>(from[k]);
+        if (Gather) {
+          w[k] = load_typed<G, T>(typed);
+          to[k] = packed;
+        } else {
+          w[k] = *reinterpret_cast<const W*>(packed);
+          to[k] = typed;
+        }
       }
     }
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k)
-      if (u0 + int64_t{k} * kThreads < units) *reinterpret_cast<W*>(to[k]) = w[k];
+      if (u0 + int64_t{k} * kThreads < units) {
+        if (Gather)
+          *reinterpret_cast<W*>(to[k]) = w[k];
+        else
+          store_typed<G, T>(to[k], w[k]);
+      }
   }
 }
 
@@ -111,17 +147,35 @@ unsigned blocks_for(int64_t units, int64_t grain) {
 
 }  // namespace
 
-cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t units, int64_t grain,
-                        cudaStream_t stream) {
-  if (units <= 0) return cudaSuccess;
-  return with_grain(grain, [&](auto g) {
+namespace {
+
+// f(integral_constant G, integral_constant T) for the unit and typed-word sizes a call can take:
+// T == G, or a 16-byte unit in 8- or 4-byte words, or an 8-byte unit in 4-byte words. Any other
+// pair moves units of the typed grain itself (correct at every grain, only narrower).
+template <class F>
+cudaError_t with_split(int64_t* grain, int64_t tgrain, F&& f) {
+  using std::integral_constant;
+  if (*grain == 16 && tgrain == 8) return f(integral_constant<int, 16>{}, integral_constant<int, 8>{});
+  if (*grain == 16 && tgrain == 4) return f(integral_constant<int, 16>{}, integral_constant<int, 4>{});
+  if (*grain == 8 && tgrain == 4) return f(integral_constant<int, 8>{}, integral_constant<int, 4>{});
+  *grain = tgrain;
+  return with_grain(tgrain, [&](auto g) { return f(g, g); });
+}
+
+}  // namespace
+
+cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t n, int64_t grain,
+                        int64_t tgrain, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  return with_split(&grain, tgrain, [&](auto g, auto t) {
     return with_locator(side, [&](const auto& loc) {
-      constexpr int G = decltype(g)::value;
+      constexpr int G = decltype(g)::value, T = decltype(t)::value;
       using Loc = std::decay_t<decltype(loc)>;
+      const int64_t units = n / G;
       if (gather)
-        move_kernel<true, G, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        move_kernel<true, G, T, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       else
-        move_kernel<false, G, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        move_kernel<false, G, T, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       return cudaGetLastError();
     });
   });

@@ -9,10 +9,10 @@
 
 namespace ddt::gpu {
 
-// Pack (gather) or unpack stream bytes [lo, lo + units * grain) of the typed buffer buf to or
-// from seq.
-cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t units, int64_t grain,
-                        cudaStream_t stream);
+// Pack (gather) or unpack stream bytes [lo, lo + n) of the typed buffer buf to or from seq, in
+// units of `grain` bytes whose typed bytes are `tgrain`-aligned (tgrain <= grain; units.hpp's Bits).
+cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t n, int64_t grain,
+                        int64_t tgrain, cudaStream_t stream);
 // Copy units * grain stream bytes from (src, sside) to (dst, dside).
 cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, char* dst, int64_t units, int64_t grain,
                         cudaStream_t stream);

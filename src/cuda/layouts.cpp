@@ -67,7 +67,7 @@ struct Packing {
     put(list32_at, list32.data(), list32.size() * sizeof(int32_t));
     put(list_at, list.data(), list.size() * sizeof(int64_t));
   }
-  Upload at(const char* dev, uint64_t bits) const {
+  Upload at(const char* dev, Bits bits) const {
     Upload u;
     u.nodes = reinterpret_cast<const Node*>(dev + nodes);
     u.entries = reinterpret_cast<const Entry*>(dev + entries);
@@ -99,7 +99,7 @@ cudaError_t upload(ddt_type t, int device, Part list, cudaStream_t stream, Uploa
   const Packing pk(t, L, plan_of(t), list);
   std::vector<char> host;
   pk.stage(L, host);
-  const uint64_t bits = layout_bits(L);
+  const Bits bits = layout_bits(L);
   bool room;
   {
     std::lock_guard<std::mutex> lock(c.mu);

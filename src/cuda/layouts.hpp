@@ -29,7 +29,7 @@ struct Upload {
   const Divider* vec_div = nullptr;
   const int32_t* list32 = nullptr;  // a uniform list's displacements (units.hpp's ListLoc), 32-bit
   const int64_t* list = nullptr;    // or 64-bit; both null for other layouts
-  uint64_t grain_bits = 0;  // block sizes, strides and displacements OR-ed (not disp or extent)
+  Bits grain_bits;          // block sizes, strides and displacements (units.hpp's layout_bits)
   int64_t flat_width = 0;   // Part::Flat: the blocks' one width (0: the layout has no flat list)
   void* temporary = nullptr;  // non-null: free with cudaFreeAsync on the call's stream after use
 };

@@ -4,8 +4,14 @@
 // there instead of failing to load.
 #include "cuda/memory.hpp"
 
+#include <unistd.h>
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace ddt::gpu {
 
@@ -26,6 +32,35 @@ GetAttributes driver_query() {
 }
 
 }  // namespace
+
+namespace {
+
+// The start of the [heap] mapping, read once (0 where there is none).
+uintptr_t heap_start() {
+  static const uintptr_t start = [] {
+    uintptr_t s = 0;
+    if (FILE* f = std::fopen("/proc/self/maps", "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f))
+        if (std::strstr(line, "[heap]")) {
+          s = static_cast<uintptr_t>(std::strtoull(line, nullptr, 16));
+          break;
+        }
+      std::fclose(f);
+    }
+    return s;
+  }();
+  return start;
+}
+
+}  // namespace
+
+bool in_heap(uintptr_t lo, uint64_t len) {
+  const uintptr_t start = heap_start();
+  if (start == 0 || lo < start) return false;
+  const uintptr_t brk = reinterpret_cast<uintptr_t>(sbrk(0));  // glibc: the cached break, no system call
+  return lo < brk && len <= brk - lo;
+}
 
 bool where(const void* p, Where* w) {
   *w = Where{};

@@ -51,16 +51,33 @@ DDT_HD int64_t grain_of(uint64_t x) {
   return static_cast<int64_t>(x & (~x + 1));
 }
 
-// The grain bits of a layout's blocks: sizes, strides and displacements OR-ed (not its
-// position, nor the extent: side_of adds those per call). O(nodes + entries): kept with a
-// layout's upload (layouts.hpp), not computed per call.
-inline uint64_t layout_bits(const Layout& L) {
-  uint64_t bits = 0;
-  for (const Node& n : L.nodes) {
-    if (n.kind == Kind::Block) bits |= static_cast<uint64_t>(n.size);
-    if (n.kind == Kind::Vec) bits |= static_cast<uint64_t>(n.stride);
+// What limits the grain, in two parts. stream: the block sizes (and, per call, lo, n and the
+// packed address), which a unit must divide so that it never straddles two blocks; typed: the
+// blocks' addresses (displacements, strides, the extent, the typed buffer's address), which set
+// the alignment of a unit's bytes in the typed buffer. A pack or unpack cuts its stream into
+// units of G = grain_of(stream) bytes and moves each with typed loads or stores of
+// T = min(G, grain_of(typed)) bytes (kernels.cu): a nest of 8-byte-aligned 4 KiB blocks moves
+// 16 bytes a unit in two 8-byte halves instead of 8 bytes a unit. A copy has two typed sides and
+// moves units of grain_of(all()).
+struct Bits {
+  uint64_t stream = 0, typed = 0;
+  Bits& operator|=(const Bits& o) {
+    stream |= o.stream, typed |= o.typed;
+    return *this;
   }
-  for (const Entry& e : L.entries) bits |= static_cast<uint64_t>(e.disp);
+  uint64_t all() const { return stream | typed; }
+};
+
+// The grain bits of a layout's blocks: sizes (stream), strides and displacements (typed); not
+// its position, nor the extent: side_of adds those per call. O(nodes + entries): kept with a
+// layout's upload (layouts.hpp), not computed per call.
+inline Bits layout_bits(const Layout& L) {
+  Bits bits;
+  for (const Node& n : L.nodes) {
+    if (n.kind == Kind::Block) bits.stream |= static_cast<uint64_t>(n.size);
+    if (n.kind == Kind::Vec) bits.typed |= static_cast<uint64_t>(n.stride);
+  }
+  for (const Entry& e : L.entries) bits.typed |= static_cast<uint64_t>(e.disp);
   return bits;
 }
 
@@ -264,16 +281,17 @@ struct Side {
 // (layouts.hpp's upload; the host's own in the emulation) and ORs in the layout's layout_bits.
 // general: the tree locator whatever the plan (the general kernel, for tests and benchmarks:
 // ddtkit_cuda.h's DDT_CUDA_GENERAL).
-inline uint64_t side_of(ddt_type t, int64_t count, Side* s, bool general = false) {
+inline Bits side_of(ddt_type t, int64_t count, Side* s, bool general = false) {
   const Plan& pl = plan_of(t);
   const Layout& L = *t->layout;
-  uint64_t bits = static_cast<uint64_t>(pl.disp) | static_cast<uint64_t>(L.disp);  // the position each locator starts from
-  if (count > 1) bits |= static_cast<uint64_t>(t->extent());
+  Bits bits;
+  bits.typed = static_cast<uint64_t>(pl.disp) | static_cast<uint64_t>(L.disp);  // the position each locator starts from
+  if (count > 1) bits.typed |= static_cast<uint64_t>(t->extent());
   if (pl.shape == Shape::Nest && !general) {
     s->kind = Loc::Nest;
     s->n = nest_loc(pl);
-    bits |= static_cast<uint64_t>(pl.width);
-    for (int j = 0; j < pl.dims; ++j) bits |= static_cast<uint64_t>(pl.s[j]);
+    bits.stream |= static_cast<uint64_t>(pl.width);
+    for (int j = 0; j < pl.dims; ++j) bits.typed |= static_cast<uint64_t>(pl.s[j]);
     return bits;
   }
   if (pl.shape == Shape::List && pl.uniform_list() && !general) {

@@ -1,5 +1,6 @@
 // Segment passing and attachments (attach.hpp).
 #include "shm/attach.hpp"
+#include "util/host_ranges.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -54,7 +55,10 @@ bool Attacher::open(const std::string& job_key, int rank, JobHeader* job) {
 }
 
 void Attacher::close() {
-  for (auto& [k, at] : table_) munmap(const_cast<char*>(at.local), static_cast<size_t>(at.size));
+  for (auto& [k, at] : table_) {
+    host_range_remove(at.local);
+    munmap(const_cast<char*>(at.local), static_cast<size_t>(at.size));
+  }
   table_.clear();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
@@ -117,8 +121,12 @@ void Attacher::receive() {
     ::close(fd);
     if (p == MAP_FAILED) continue;
     Attachment& at = table_[{m.owner, m.id}];
-    if (at.local) munmap(const_cast<char*>(at.local), static_cast<size_t>(at.size));  // a resend replaces
+    if (at.local) {  // a resend replaces
+      host_range_remove(at.local);
+      munmap(const_cast<char*>(at.local), static_cast<size_t>(at.size));
+    }
     at = Attachment{static_cast<const char*>(p), m.base, m.size};
+    host_range_add(p, static_cast<uint64_t>(m.size));  // (util/host_ranges.hpp)
   }
 }
 
@@ -146,6 +154,7 @@ void Attacher::drop(int peer, uint64_t id) {
   receive();  // a descriptor still queued for it is mapped and dropped with it
   auto it = table_.find({peer, id});
   if (it == table_.end()) return;
+  host_range_remove(it->second.local);
   munmap(const_cast<char*>(it->second.local), static_cast<size_t>(it->second.size));
   table_.erase(it);
 }

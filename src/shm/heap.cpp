@@ -10,6 +10,7 @@
 // private memory (a MAP_SHARED mapping would otherwise be shared with its parent, unlike the
 // malloc memory it stands in for) and never offers them to peers.
 #include "shm/heap.hpp"
+#include "util/host_ranges.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -116,6 +117,7 @@ uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
     return 0;
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  host_range_add(p, static_cast<uint64_t>(size));  // (util/host_ranges.hpp)
   widen_span(base, base + static_cast<uintptr_t>(size));
   Segment& s = h.segments[base];
   s.id = h.next_id++, s.fd = fd, s.size = size, s.arena = arena;
@@ -246,6 +248,7 @@ int ddt_free(void* ptr) {
     for (int p = 0; p < kMaxRanks; ++p)
       if (s.sent.test(p)) r.peers.push_back(p);
     if (!r.peers.empty()) h.released.push_back(std::move(r)), h.any_released.store(true, std::memory_order_release);
+    ddt::host_range_remove(ptr);
     munmap(ptr, static_cast<size_t>(s.size));
     if (s.fd >= 0) close(s.fd);
     h.segments.erase(it);

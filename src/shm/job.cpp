@@ -1,5 +1,6 @@
 // Creating, finding and attaching the job segment (job.hpp).
 #include "shm/job.hpp"
+#include "util/host_ranges.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -53,6 +54,7 @@ std::string create_job(int size, JobHeader** header) {
       return {};
     }
     JobHeader* h = new (m) JobHeader;  // the file is zero: every count starts at 0
+    host_range_add(m, static_cast<uint64_t>(bytes));  // (util/host_ranges.hpp)
     h->size = size;
     h->magic = kJobMagic;
     *header = h;
@@ -105,6 +107,7 @@ int attach_job_at(const char* path, int my, int n, JobHeader** header) {
     munmap(m, bytes);
     return DDT_ERR_COMM;
   }
+  host_range_add(m, static_cast<uint64_t>(bytes));
   h->pid[my].store(getpid(), std::memory_order_release);
   h->attached.fetch_add(1, std::memory_order_acq_rel);
   *header = h;
@@ -133,7 +136,9 @@ void prefault_channel(JobHeader* h, int from, int to) {
 }
 
 void detach_job(JobHeader* h) {
-  if (h) munmap(h, job_bytes(h->size));
+  if (!h) return;
+  host_range_remove(h);
+  munmap(h, job_bytes(h->size));
 }
 
 }  // namespace ddt::shm

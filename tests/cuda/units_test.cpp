@@ -20,6 +20,7 @@ namespace {
 int failures = 0;
 int64_t calls[3] = {}, grains[17] = {};  // calls per locator: nest, tree, list
 int64_t boxes = 0;  // calls the DMA engine could take (units.hpp's box_of)
+int64_t splits[2] = {};  // moves whose typed side is aligned to the unit (0) or less (1)
 
 bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
   if (!ok && ++failures <= 10)
@@ -36,8 +37,8 @@ struct Keep {
 };
 int64_t flats = 0;  // calls whose tree side became a flat list (layouts.hpp's Part::Flat)
 bool general = false;  // every side by the tree locator (DDT_CUDA_GENERAL's general kernel)
-uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
-  uint64_t bits = ddt::gpu::side_of(t, count, s, general);
+ddt::gpu::Bits host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
+  ddt::gpu::Bits bits = ddt::gpu::side_of(t, count, s, general);
   if (s->kind == ddt::gpu::Loc::Tree && !general) {  // as api.cpp's prepare: a flat list where there is one
     const int64_t w = ddt::gpu::flatten(t, ddt::plan_of(t), keep.list32, keep.list);
     if (w > 0) {
@@ -48,7 +49,8 @@ uint64_t host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
       s->l.ext = t->extent(), s->l.es = ddt::gpu::divider(t->layout->size()), s->l.width = ddt::gpu::divider(w);
       ++flats;
       ++calls[static_cast<int>(s->kind)];
-      return bits | ddt::gpu::layout_bits(*t->layout);
+      bits |= ddt::gpu::layout_bits(*t->layout);
+      return bits;
     }
   }
   if (s->kind != ddt::gpu::Loc::Nest) {
@@ -75,8 +77,12 @@ uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo, int64_t n, char* seq) {
   ddt::gpu::Side s;
   Keep keep;
-  const uint64_t bits = host_side(t, count, &s, keep);
-  const int64_t g = ddt::gpu::grain_of(bits | addr(buf) | addr(seq) | uint64_t(lo) | uint64_t(n));
+  // The kernels' rule (api.cpp's move_on): units of the stream's grain, whatever the typed
+  // buffer's alignment (the kernels then move each in narrower typed words; memcpy here). A unit
+  // that straddled two blocks would copy the wrong bytes, which the comparison catches.
+  const ddt::gpu::Bits bits = host_side(t, count, &s, keep);
+  const int64_t g = ddt::gpu::grain_of(bits.stream | addr(seq) | uint64_t(lo) | uint64_t(n));
+  ++splits[ddt::gpu::grain_of(bits.typed | addr(buf)) < g];
   ++grains[g];
   ddt::gpu::with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
@@ -90,8 +96,9 @@ void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo,
 void emulate_copy(ddt_type st, int64_t sc, const char* src, ddt_type dt, int64_t dc, char* dst, int64_t n) {
   ddt::gpu::Side a, b;
   Keep ka, kb;
-  const uint64_t bits = host_side(st, sc, &a, ka) | host_side(dt, dc, &b, kb);
-  const int64_t g = ddt::gpu::grain_of(bits | addr(src) | addr(dst) | uint64_t(n));
+  ddt::gpu::Bits bits = host_side(st, sc, &a, ka);
+  bits |= host_side(dt, dc, &b, kb);
+  const int64_t g = ddt::gpu::grain_of(bits.all() | addr(src) | addr(dst) | uint64_t(n));
   ddt::gpu::with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
     ddt::gpu::with_locator(a, [&](const auto& sl) {
@@ -322,8 +329,9 @@ int main(int argc, char** argv) {
               (long long)types, (long long)calls[0], (long long)calls[1], (long long)calls[2], (long long)grains[1], (long long)grains[2],
               (long long)grains[4], (long long)grains[8], (long long)grains[16], failures);
   // The campaign must have exercised both locators and every grain, or it proves less than it says.
-  std::printf("gpu units on the CPU: %lld calls as DMA rows, %lld by a flat list\n", (long long)boxes, (long long)flats);
-  const bool covered = boxes > 0 && flats > 0 && calls[0] > 0 && calls[1] > 0 && calls[2] > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
+  std::printf("gpu units on the CPU: %lld calls as DMA rows, %lld by a flat list, %lld moves in typed words narrower than their units\n",
+              (long long)boxes, (long long)flats, (long long)splits[1]);
+  const bool covered = boxes > 0 && flats > 0 && splits[1] > 0 && calls[0] > 0 && calls[1] > 0 && calls[2] > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
   if (!covered) std::fprintf(stderr, "FAIL: a locator or a grain was never exercised\n");
   return failures || !covered ? 1 : 0;
 }

@@ -82,6 +82,19 @@ std::vector<char> expected(const RefType& ref, int64_t count, uint64_t i, int s,
   return dst;
 }
 
+// Whether n elements write some byte twice (elements that overlap through the extent): a receive
+// into such a typemap has no defined result (on a GPU its bytes land in no particular order).
+bool overlaps(const RefType& ref, int64_t n) {
+  int64_t lo, hi;
+  ref_span(ref, n, lo, hi);
+  std::vector<char> seen(hi - lo, 0);
+  for (int64_t k = 0; k < n; ++k)
+    for (auto [d, len] : ref.map)
+      for (int64_t b = 0; b < len; ++b)
+        if (seen[k * ref.extent() + d + b - lo]++) return true;
+  return false;
+}
+
 const char* kPaths[] = {"MPI_Send/MPI_Recv", "MPI_Isend/MPI_Irecv", "MPI_Ssend/MPI_Recv", "MPI_Send_init/MPI_Recv_init",
                         "MPI_Sendrecv", "MPI_Bcast", "MPI_Alltoall"};
 constexpr int kPathCount = 7;
@@ -188,7 +201,10 @@ double host_round_trip() {
 
 int main(int argc, char** argv) {
   int devices = 0;
-  const cudaError_t ce = cudaGetDeviceCount(&devices);  // before MPI_Init: the interposer sees the driver loaded
+  // Before MPI_Init, as a GPU program does: the driver is loaded (the interposer turns its
+  // device check on) and the context exists, in every run that --time compares.
+  const cudaError_t ce = cudaGetDeviceCount(&devices);
+  if (ce == cudaSuccess && devices > 0) cudaFree(nullptr);
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -229,12 +245,17 @@ int main(int argc, char** argv) {
     TPtr t = random_type(rng, opt, ref, 2000, 1 << 16);
     TPtr adj;
     MPI_Datatype mt = mpi_build_adjusted(*t, adj);
+    // Predefined types go to the MPI as they are, device memory or not (src/mpi/device.cpp): over
+    // an MPI that is not CUDA-aware such a send is the program's error, with or without ddtkit.
+    if (t->kind == TNode::Basic) continue;
     if (mt == MPI_DATATYPE_NULL) continue;  // the MPI refuses a legal type (Open MPI: some darrays)
     MPI_Type_commit(&mt);
     RefType aref;
     ref_eval(*adj, aref, 1 << 22);
     const int64_t count = 1 + static_cast<int64_t>(i % 3);
-    if (aref.size > 0) {
+    // Every path but MPI_Alltoall receives count elements; MPI_Alltoall twice that.
+    const int64_t received = i % kPathCount == 6 ? 2 * count : count;
+    if (aref.size > 0 && !overlaps(aref, received)) {
       device_case(static_cast<uint64_t>(i), mt, aref, count, describe(*t));
       ++ran[i % kPathCount];
     }

@@ -53,12 +53,17 @@ void print_plans(ddt_type t, int64_t count) {
   std::printf("plan (CPU):      %s\n", cpu.c_str());
   if (p.shape == ddt::Shape::Empty || count <= 0) return;
   ddt::gpu::Side side;
-  uint64_t bits = ddt::gpu::side_of(t, count, &side);
+  ddt::gpu::Bits bits = ddt::gpu::side_of(t, count, &side);
   if (side.kind != ddt::gpu::Loc::Nest) bits |= ddt::gpu::layout_bits(*t->layout);
+  std::vector<int32_t> narrow;
+  std::vector<int64_t> wide;
+  const bool flat = side.kind == ddt::gpu::Loc::Tree && ddt::gpu::flatten(t, p, narrow, wide) > 0;
   const char* loc = side.kind == ddt::gpu::Loc::Nest ? "nest locator (divisions)"
                     : side.kind == ddt::gpu::Loc::List ? "list locator (a division and a load)"
-                                                       : "tree locator (divisions and binary searches)";
-  std::printf("plan (GPU):      %s, units of %" PRId64 " B with 16-byte aligned buffers", loc, ddt::gpu::grain_of(bits));
+                    : flat ? "flat list of its blocks (a division and a load)"
+                           : "tree locator (divisions and binary searches)";
+  const int64_t g = ddt::gpu::grain_of(bits.stream), tg = std::min(g, ddt::gpu::grain_of(bits.typed));
+  std::printf("plan (GPU):      %s, units of %" PRId64 " B in %" PRId64 "-byte words with 16-byte aligned buffers", loc, g, tg);
   ddt::gpu::Box b;
   if (ddt::gpu::box_of(p, count, 0, count * p.size, &b))
     std::printf("; DMA rows: %" PRId64 " x %" PRId64 " B at pitch %" PRId64 " B", b.height, b.width, b.pitch);
