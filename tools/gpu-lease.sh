@@ -79,6 +79,8 @@ if [ -d build-lease/mpich ]; then  # device buffers through the interposer, unde
       for c in 1 0; do timeout -k 5 60 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" -genv DDTKIT_CUDA $c "$M/device_test_mpich" --time; done
       timeout -k 5 60 mpiexec -n 2 "$M/device_test_mpich" --time | sed 's/$/ (native, no interposer)/'
     done
+    # How many driver queries the host-buffer round trips made (the check's cost, counted).
+    timeout -k 5 60 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" -genv DDTKIT_CUDA 1 -genv DDTKIT_VERBOSE 1 "$M/device_test_mpich" --time
   } >"$OUT/mpi.log" 2>&1
   grep -E "^==|device_test|FAIL" "$OUT/mpi.log"
   grep -q "^FAIL" "$OUT/mpi.log" && rc_all=1

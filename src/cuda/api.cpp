@@ -304,11 +304,9 @@ const DeviceHook kHook{&hook_pack, &hook_unpack, &hook_copy, &hook_on_device, &h
 
 int init() {
   static const int r = [] {
+    // The driver alone (memory.cpp): the CUDA runtime starts with the first device buffer moved.
+    if (driver_devices() <= 0) return static_cast<int>(DDT_ERR_DEVICE);
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
-      cudaGetLastError();
-      return static_cast<int>(DDT_ERR_DEVICE);
-    }
     Where w;
     if (!where(&n, &w)) return static_cast<int>(DDT_ERR_DEVICE);
     device_hook.store(&kHook, std::memory_order_release);

@@ -1,14 +1,21 @@
-// The pointer query through the driver's cuPointerGetAttributes, found with the runtime's
-// cudaGetDriverEntryPointByVersion rather than linked: a program that links ddtkit's GPU layer
-// still starts on a machine without the CUDA driver (CI's), where it learns that no device is
-// there instead of failing to load.
+// The pointer query through the driver's cuPointerGetAttributes, found in libcuda.so.1 with dlopen
+// rather than linked: a program that links ddtkit's GPU layer still starts on a machine without
+// the CUDA driver (CI's), where it learns that no device is there instead of failing to load.
+// Not through the CUDA runtime (cudaGetDriverEntryPoint), so that finding devices and telling
+// device memory from host memory leave the runtime uninitialised until a device buffer is
+// actually moved: the MPI interposer asks at MPI_Init in every process that loaded the driver,
+// most of whose messages are host memory (issue 12: the interposer's host-buffer round trips
+// read 5.3-7.0 us with its check on against 3.6-3.7 off on an H100 machine, with one driver
+// query in the whole run, which is what its runtime's initialisation left behind).
 #include "cuda/memory.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,17 +26,30 @@ namespace {
 
 using GetAttributes = CUresult (*)(unsigned, CUpointer_attribute*, void**, CUdeviceptr);
 
-GetAttributes driver_query() {
-  static const GetAttributes fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      return GetAttributes{nullptr};
-    return reinterpret_cast<GetAttributes>(f);
+struct Driver {
+  GetAttributes query = nullptr;
+  int devices = 0;
+};
+
+const Driver& driver() {
+  static const Driver d = [] {
+    Driver x;
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return x;
+    using Init = CUresult (*)(unsigned);
+    using Count = CUresult (*)(int*);
+    const auto init = reinterpret_cast<Init>(dlsym(lib, "cuInit"));
+    const auto count = reinterpret_cast<Count>(dlsym(lib, "cuDeviceGetCount"));
+    const auto query = reinterpret_cast<GetAttributes>(dlsym(lib, "cuPointerGetAttributes"));
+    int n = 0;
+    if (!init || !count || !query || init(0) != CUDA_SUCCESS || count(&n) != CUDA_SUCCESS || n <= 0) return x;
+    x.query = query, x.devices = n;
+    return x;
   }();
-  return fn;
+  return d;
 }
+
+GetAttributes driver_query() { return driver().query; }
 
 }  // namespace
 
@@ -55,6 +75,8 @@ uintptr_t heap_start() {
 
 }  // namespace
 
+int driver_devices() { return driver().devices; }
+
 bool in_heap(uintptr_t lo, uint64_t len) {
   const uintptr_t start = heap_start();
   if (start == 0 || lo < start) return false;
@@ -62,7 +84,24 @@ bool in_heap(uintptr_t lo, uint64_t len) {
   return lo < brk && len <= brk - lo;
 }
 
+namespace {
+
+// Driver queries made, printed at exit under DDTKIT_VERBOSE=1 (what the device check costs
+// host-buffer traffic is measured in these).
+std::atomic<int64_t> queries{0};
+
+void report_queries() { std::fprintf(stderr, "ddtkit: %lld pointer queries to the CUDA driver\n", (long long)queries.load()); }
+
+}  // namespace
+
 bool where(const void* p, Where* w) {
+  static const bool counted = [] {
+    const char* v = std::getenv("DDTKIT_VERBOSE");
+    if (v && *v && std::strcmp(v, "0") != 0) std::atexit(report_queries);
+    return true;
+  }();
+  (void)counted;
+  queries.fetch_add(1, std::memory_order_relaxed);
   *w = Where{};
   const GetAttributes query = driver_query();
   if (!query) return false;

@@ -23,6 +23,8 @@ struct Where {
 
 // The driver's view of p: false when the driver could not be asked (no driver, no device).
 bool where(const void* p, Where* w);
+// The devices the driver has (0: no driver or no device), found without the CUDA runtime.
+int driver_devices();
 
 // [lo, lo + len) lies in the main arena's heap (between the start of the process's [heap]
 // mapping and the current break): host memory (pageable, or pinned by cudaHostRegister), never
