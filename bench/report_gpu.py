@@ -60,8 +60,11 @@ def section(md, targets, out):
     lay = [r for r in rows if r.get("suite") == "layouts"]
     if lay:
         md += ["### Subarray and indexed_block, 64 MiB, device to device", "",
-               "A 2-D subarray (rows of `block` bytes out of rows of twice that: canonically a vector, the nest kernel) "
-               "and indexed_block at the vector's displacements in shuffled order (the list kernel). General / targeted: "
+               "A 2-D subarray (rows of `block` bytes out of rows of twice that: canonically a vector, the nest kernel); "
+               "indexed_block at the vector's displacements in shuffled order (the list kernel, or a flat list where the "
+               "canonical form cut it into segments); indexed_block_sorted: ascending, with a gap 8 B wider after every "
+               "1,024th block, whose canonical form is a nest of two dimensions of 8-byte-aligned blocks (16-byte units "
+               "moved in 8-byte typed words). General / targeted: "
                "the general kernel (`DDT_CUDA_GENERAL`, the tree seek) on the same layout over the targeted one's time "
                "(timed from 128 B blocks for the list: below, its table exceeds the layout cache).", "",
                "| layout | block | pack of copy | unpack of copy | general / targeted time |", "|---|---|---|---|---|"]

@@ -83,15 +83,16 @@ cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, 
 }  // namespace
 
 // ---- the cost model: kernels or the DMA engine ------------------------------------------------
-// Published for an H100 80GB HBM3 (issue 12's measurements; payload GB/s of a 64 MiB vector,
-// stride twice the block, as fractions of a 256 MiB device-to-device copy): a plain vector kernel
-// 0.85 from 128 B blocks and 0.60 at 8 B; cudaMemcpy2DAsync 0.05 at 8 B and 0.54-0.78 from 128 B
-// to 64 KiB. So between device buffers the kernels win at every block size, and AUTO runs them.
-// What nobody has measured yet is the DMA engine where one side is host memory (one
-// cudaMemcpy2DAsync straight between the device rows and pageable memory, against the kernel
-// into a device temporary and one copy across): ddt_gpu_bench's `pageable` columns time both,
-// and AUTO takes the DMA engine there once a device has shown it faster.
-
+// Measured on an NVIDIA H100 80GB HBM3 (issue 12's runs of bench/gpu_bench.cpp; payload of 64 MiB,
+// a vector at stride twice the block, fractions of a device-to-device copy of the payload, all in
+// one process): the kernels 0.96-1.00 from 128 B blocks and 0.61-0.69 below 64 B, against
+// cudaMemcpy2DAsync's 0.03 at 4 B, 0.62 at 128 B and 0.80-0.85 at 256 B-1 KiB (0.59 from 4 KiB):
+// between device buffers the kernels win at every block size, by 1.16x at least. Into pageable host
+// memory (ddt_pack, host wall time) the kernels through a device temporary and one copy across
+// took 0.04-0.5 of the DMA engine's time below 32 B blocks and 0.87-1.09 of it from 64 B (2 MiB
+// and 64 MiB): the DMA engine is at most 9% faster there, about the run-to-run spread of that
+// host-timed column, so AUTO runs the kernels everywhere and the DMA engine stays an explicit
+// choice (DDT_CUDA_DMA).
 // The rows of a call when the DMA engine is to move it (DDT_CUDA_DMA and a layout of rows).
 bool dma_rows(ddt_type t, int64_t count, int64_t lo, int64_t n, Box* b) {
   return executor.load(std::memory_order_relaxed) == DDT_CUDA_DMA && box_of(plan_of(t), count, lo, n, b);
