@@ -166,17 +166,43 @@ struct TreeLoc {
       }
       // SEQ: the last entry whose prefix is <= r (prefix[first] == 0 <= r always holds). A
       // table whose entries all have one size (an indexed_block, a struct of like members) finds
-      // it by division (vec_div holds that size); any other by binary search.
+      // it by division (vec_div holds that size). Any other starts where the entry would be if
+      // its entries had their mean size, gallops out to bracket the answer and binary-searches
+      // the bracket: a table of nearly equal entries (an index list that the canonical form cut
+      // into a few segments) takes two or three probes where a plain binary search took
+      // log2(entries) dependent loads (17 for 131,070 entries: 2.07x the list kernel's time on
+      // an H100), and any table at most twice the binary search's.
       int64_t a = n.child;
       const Divider& es = vec_div[node];
       if (es.d != 0) {
         a += es.div(r);
       } else {
-        int64_t b = n.child + n.count;  // the answer is in [a, b)
-        while (b - a > 1) {
-          const int64_t m = a + (b - a) / 2;
-          if (prefix[m] <= r) a = m; else b = m;
+        const int64_t first = n.child, last = n.child + n.count;
+        int64_t g = first;
+        if (n.size > 0) g += static_cast<int64_t>(static_cast<double>(r) / static_cast<double>(n.size) * static_cast<double>(n.count));
+        if (g >= last) g = last - 1;
+        if (g < first) g = first;
+        int64_t lo = g, hi = g;  // prefix[lo] <= r < prefix[hi] (hi == last: past the table)
+        if (prefix[g] <= r) {
+          for (int64_t step = 1;; step *= 2) {
+            hi = lo + step;
+            if (hi >= last) { hi = last; break; }
+            if (prefix[hi] > r) break;
+            lo = hi;
+          }
+        } else {
+          for (int64_t step = 1;; step *= 2) {
+            lo = hi - step;
+            if (lo <= first) { lo = first; break; }
+            if (prefix[lo] <= r) break;
+            hi = lo;
+          }
         }
+        while (hi - lo > 1) {
+          const int64_t m = lo + (hi - lo) / 2;
+          if (prefix[m] <= r) lo = m; else hi = m;
+        }
+        a = lo;
       }
       r -= prefix[a];
       off += entries[a].disp;

@@ -255,7 +255,20 @@ void check_lists(std::mt19937_64& rng) {
     for (int64_t i = 0; i < n; ++i) d[i] = i * slot - shift;
     std::shuffle(d.begin(), d.end(), rng);
     ddt_type t, r;
-    ddt_type_hindexed_block(n, w, d.data(), DDT_BYTE, &t);
+    // Every third list has blocks of different lengths (1 to w bytes): a table of unequal
+    // entries, which the tree locator searches (interpolation, gallop, binary search) and,
+    // every other time, the general kernel's locator does for any list.
+    const bool unequal = it % 3 == 0;
+    general = it % 2 == 1;
+    int64_t bytes = n * w;
+    if (unequal) {
+      std::vector<int64_t> bl(n);
+      bytes = 0;
+      for (auto& b : bl) bytes += b = 1 + static_cast<int64_t>(rng() % w);
+      ddt_type_hindexed(n, bl.data(), d.data(), DDT_BYTE, &t);
+    } else {
+      ddt_type_hindexed_block(n, w, d.data(), DDT_BYTE, &t);
+    }
     int64_t lb, ext;
     ddt_type_extent(t, &lb, &ext);
     if (rng() % 2) {
@@ -265,7 +278,7 @@ void check_lists(std::mt19937_64& rng) {
       ddt_type_extent(t, &lb, &ext);
     }
     ddt_type_commit(t);
-    const int64_t count = 1 + rng() % 3, total = count * n * w;
+    const int64_t count = 1 + rng() % 3, total = count * bytes;
     std::vector<char> mem(count * ext + 64);
     for (auto& c : mem) c = static_cast<char>(rng());
     char* buf = mem.data() + 32 - lb;
@@ -287,6 +300,7 @@ void check_lists(std::mt19937_64& rng) {
       std::fprintf(stderr, "FAIL list unpack: n %lld w %lld count %lld [%lld, %lld)\n", (long long)n, (long long)w,
                    (long long)count, (long long)lo, (long long)hi);
     ddt_type_free(&t);
+    general = false;
   }
 }
 
