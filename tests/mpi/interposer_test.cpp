@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cases.hpp"
 #include "gen.hpp"
 #include "mpi_build.hpp"
 
@@ -36,16 +37,7 @@ void check(bool ok, const std::string& what) {
   }
 }
 
-// Deterministic contents of rank r's buffer for case i: every rank can compute every other's.
-std::vector<char> fill(int64_t n, uint64_t i, int r) {
-  std::vector<char> v(n);
-  uint64_t s = i * 0x9e3779b97f4a7c15ULL + r * 0xbf58476d1ce4e5b9ULL + 1;
-  for (auto& c : v) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    c = static_cast<char>(s);
-  }
-  return v;
-}
+std::vector<char> fill(int64_t n, uint64_t i, int r) { return case_bytes(n, i, r); }
 
 // A buffer for count elements of ref: data[base + k] holds byte k of the span.
 struct Buf {
@@ -459,11 +451,6 @@ void fixed_cases() {
   }
 }
 
-bool interposer_loaded() {
-  Dl_info info;
-  void* f = dlsym(RTLD_DEFAULT, "MPI_Send");
-  return f && dladdr(f, &info) && info.dli_fname && std::strstr(info.dli_fname, "ddtkit-mpi");
-}
 
 }  // namespace
 
