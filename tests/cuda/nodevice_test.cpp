@@ -33,6 +33,9 @@ int main() {
   ddt_cuda_ipc d;
   std::memset(&d, 0, sizeof d);
   expect(ddt_cuda_ipc_export(src.data(), &d), DDT_ERR_DEVICE, "ipc_export");
+  expect(ddt_cuda_ipc_export_type(src.data(), 1, v, &d), DDT_ERR_DEVICE, "ipc_export_type");
+  expect(ddt_cuda_ipc_export_type(src.data(), -1, v, &d), DDT_ERR_COUNT, "ipc_export_type, negative count");
+  expect(ddt_cuda_ipc_export_type(src.data(), 1, DDT_TYPE_NULL, &d), DDT_ERR_TYPE, "ipc_export_type, null type");
   expect(ddt_cuda_ipc_copy_async(&d, 1, v, dst.data(), 1, v, nullptr), DDT_ERR_DEVICE, "ipc_copy_async");
   expect(ddt_cuda_ipc_close(&d), DDT_SUCCESS, "ipc_close of nothing open");
   // Argument errors come first, as on the CPU.
@@ -40,6 +43,7 @@ int main() {
   expect(ddt_cuda_pack_async(src.data(), 1, v, 0, packed.data(), 32, nullptr, nullptr), DDT_ERR_ARG, "null packed");
   expect(ddt_cuda_set_executor(7), DDT_ERR_ARG, "set_executor(7)");
   expect(ddt_cuda_set_executor(DDT_CUDA_KERNELS), DDT_SUCCESS, "set_executor(KERNELS)");
+  expect(ddt_cuda_set_executor(DDT_CUDA_GENERAL), DDT_SUCCESS, "set_executor(GENERAL)");
   expect(ddt_cuda_set_executor(DDT_CUDA_AUTO), DDT_SUCCESS, "set_executor(AUTO)");
   if (n != -7) std::fprintf(stderr, "FAIL a failed call wrote *packed\n"), ++failures;
   // The CPU path is untouched.
