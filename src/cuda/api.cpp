@@ -11,8 +11,8 @@
 //   * the typed side pageable host memory, the packed side on the GPU: the CPU packs into (or
 //     unpacks from) a host buffer, and one cudaMemcpy moves it across.
 // A type-to-type copy with one side pageable is a pack on one side and an unpack on the other,
-// each by the rule above. Choices between these and the DMA engine (cudaMemcpy2D/3D for boxes)
-// need measurements on a GPU that this code has not had yet: the README's GPU section says so.
+// each by the rule above. Between these and the DMA engine (cudaMemcpy2DAsync for rows) the
+// cost model below chooses, with the numbers an H100 measured.
 #include <cuda_runtime_api.h>
 
 #include <atomic>

@@ -4,24 +4,27 @@
 // bytes with the CPU executors.
 //
 // A call moves stream bytes [lo, hi) of (buf, count, layout) between the typed buffer and a
-// packed one. It is cut into units of G bytes, G the grain: the largest power of two (at most
-// 16) that divides every block's size, every block's address, lo, hi and the packed address.
-// Then no unit straddles two blocks, every unit is one aligned load and one aligned store of G
-// bytes, and unit u is found from nothing but its stream position lo + u * G: a seek, the
-// canonical layout's O(depth + log n) promise (layout.hpp). Threads take units by index, so that
-// consecutive threads touch consecutive packed bytes (coalesced on the packed side, and on the
-// typed side within each block), and no thread depends on another: any range, any depth, any
-// count, 64-bit positions.
+// packed one. It is cut into units of G bytes, G the stream's grain: the largest power of two (at
+// most 16) that divides every block's size, lo, hi and the packed address, so that no unit
+// straddles two blocks. Each unit is one aligned load and one aligned store of G bytes on the
+// packed side, and G / T words of T bytes on the typed side, T the largest power of two (at most
+// G) that also divides every block's address (Bits, below). Unit u is found from nothing but its
+// stream position lo + u * G: a seek, the canonical layout's O(depth + log n) promise
+// (layout.hpp). Threads take units by index, so that consecutive threads touch consecutive packed
+// bytes (coalesced on the packed side, and on the typed side within each block), and no thread
+// depends on another: any range, any depth, any count, 64-bit positions.
 //
 // Three locators turn a stream position into a byte offset from the buffer:
 //   NestLoc  a plan of Shape::Nest (plan.hpp: up to kMaxNest strided dimensions around one
 //            block, the vectors, subarrays and DDTBench faces): one division per dimension (a
 //            multiply: Divider), the dimensions held in the kernel's parameters, no memory read;
 //   TreeLoc  any layout: the seek of cursor.hpp over the layout's own arrays (uploaded to the
-//            device once per layout, src/cuda/layouts.cpp): a division at each VEC, a binary
-//            search over the prefix sums at each SEQ (HAND's table kernel: an indexed type is a
-//            SEQ, and each unit finds its block by binary search over the table's prefix sums);
-//   ListLoc  a uniform index list (indexed_block and its kin): a division and one load.
+//            device once per layout, src/cuda/layouts.cpp): a division at each VEC and at each
+//            SEQ of equal entries, and at any other SEQ a search of the prefix sums that starts
+//            where the entry's mean size predicts (HAND's table kernel: an indexed type is a
+//            SEQ, and each unit finds its block in the table's prefix sums);
+//   ListLoc  a uniform index list (indexed_block and its kin), or the flat list of an element's
+//            blocks when they all have one width (flatten): a division and one load.
 #pragma once
 #include <sys/uio.h>
 
