@@ -263,9 +263,11 @@ inline void list_displacements(const Plan& p, std::vector<int32_t>& narrow, std:
   wide.assign(p.list64.begin(), p.list64.end());
 }
 
-// The most blocks an element may have for a flat list (layouts.hpp's Part::Flat): 64 MiB of
-// 32-bit displacements.
-constexpr int64_t kFlatMax = int64_t{1} << 24;
+// The most blocks an element may have for a flat list (layouts.hpp's Part::Flat): 16 MiB of
+// 32-bit displacements on the device, and while it is made 64 MiB of iovecs and 32 MiB of 64-bit
+// displacements on the host, once per layout. (The largest the benchmarks flatten: 4,194,302
+// blocks, the shuffled 64 MiB list of 16 B blocks.)
+constexpr int64_t kFlatMax = int64_t{1} << 22;
 
 // An element's blocks as displacements from the buffer (32-bit where all fit), and their one
 // width; 0 (lists empty) when they are more than kFlatMax or of more than one width. The blocks
