@@ -113,6 +113,14 @@ void must(int e, const char* what) {
   }
 }
 
+// The same pack by the general kernel (DDT_CUDA_GENERAL: the tree seek whatever the layout).
+void general_pack(const void* typed, ddt_type t, void* packed, int64_t n) {
+  int64_t k;
+  ddt_cuda_set_executor(DDT_CUDA_GENERAL);
+  must(ddt_cuda_pack_async(typed, 1, t, 0, packed, n, &k, st), "general pack");
+  ddt_cuda_set_executor(DDT_CUDA_AUTO);
+}
+
 void vector_sweep() {
   const int64_t payloads[] = {int64_t{2} << 20, int64_t{64} << 20};
   std::vector<int64_t> blocks = {4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536};
@@ -140,11 +148,7 @@ void vector_sweep() {
                        },
                        [&] { CK(cudaMemcpyAsync(pinned, packed, payload, cudaMemcpyDeviceToHost, st)); },
                        [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, pinned, payload, &k, st), "pack to pinned"); },
-                       [&] {  // the general kernel on the same layout (the tree seek)
-                         ddt_cuda_set_executor(DDT_CUDA_GENERAL);
-                         must(ddt_cuda_pack_async(typed, 1, v, 0, packed, payload, &k, st), "general pack");
-                         ddt_cuda_set_executor(DDT_CUDA_AUTO);
-                       });
+                       [&] { general_pack(typed, v, packed, payload); });
       // Into pageable host memory, synchronously (host wall time): the kernels through a device
       // temporary and one copy across, against the DMA engine's rows straight across (the cost
       // model's open question, src/cuda/api.cpp).
@@ -223,9 +227,7 @@ void layouts_sweep() {
                        [&] {  // (a list of millions of blocks: its tree, 28 B a block, exceeds the
                               // layout cache and would be uploaded per call; timed from 128 B)
                          if (kind[0] == 'i' && kind[13] != '_' && b < 128) return;
-                         ddt_cuda_set_executor(DDT_CUDA_GENERAL);
-                         must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "general pack");
-                         ddt_cuda_set_executor(DDT_CUDA_AUTO);
+                         general_pack(typed, t, packed, payload);
                        });
       if (kind[0] == 'i' && kind[13] != '_' && b < 128) m[3] = 0;
       std::fprintf(out, "{\"suite\":\"layouts\",\"layout\":\"%s\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,"

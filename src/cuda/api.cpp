@@ -61,11 +61,7 @@ cudaError_t prepare(ddt_type t, int64_t count, int device, cudaStream_t stream, 
   if (p->side.kind == Loc::Tree && !general) {  // an element of blocks of one width: a flat list
     if (cudaError_t e = upload(t, device, Part::Flat, stream, &u)) return e;
     if (u.flat_width > 0) {
-      p->side.kind = Loc::List;
-      p->side.l = ListLoc{};
-      p->side.l.list32 = u.list32, p->side.l.list = u.list;
-      p->side.l.disp = 0, p->side.l.ext = t->extent(), p->side.l.es = divider(t->layout->size());
-      p->side.l.width = divider(u.flat_width);
+      flat_side(t, u.list32, u.list, u.flat_width, &p->side);
       p->bits |= u.grain_bits;
       p->temporary = u.temporary;
       return cudaSuccess;
@@ -136,31 +132,40 @@ int copy_on(int device, const void* src, int64_t scount, ddt_type st, void* dst,
   return status(e);
 }
 
+namespace {
+
+// The bytes count elements of t at buf touch (cpu/arguments.hpp's typed_span): none (any false)
+// without a type, elements or bytes.
+struct Span {
+  bool any = false, wraps = false;
+  uint64_t lo = 0, len = 0;
+};
+Span span_of(const void* buf, int64_t count, ddt_type t) {
+  Span s;
+  if (!t || count <= 0 || t->size == 0) return s;
+  s.any = true;
+  typed_span(buf, count, t, &s.lo, &s.len, &s.wraps);
+  return s;
+}
+
+}  // namespace
+
 // The bytes a call may touch lie inside the allocations the driver knows of.
 bool typed_inside(const Where& w, const void* buf, int64_t count, ddt_type t) {
-  if (count == 0 || t->size == 0) return true;
-  uint64_t lo, len;
-  bool wraps;
-  typed_span(buf, count, t, &lo, &len, &wraps);
-  return !wraps && inside(w, lo, len);
+  const Span s = span_of(buf, count, t);
+  return !s.any || (!s.wraps && inside(w, s.lo, s.len));
 }
 
 bool plain_host(uintptr_t lo, uint64_t len) { return in_heap(lo, len) || host_range_holds(lo, len); }
 
 bool typed_plain_host(const void* buf, int64_t count, ddt_type t) {
-  if (!t || count <= 0 || t->size == 0) return false;
-  uint64_t lo, len;
-  bool wraps;
-  typed_span(buf, count, t, &lo, &len, &wraps);
-  return !wraps && plain_host(lo, len);
+  const Span s = span_of(buf, count, t);
+  return s.any && !s.wraps && plain_host(s.lo, s.len);
 }
 
 bool where_typed(const void* buf, int64_t count, ddt_type t, Where* w) {
-  if (!t || count <= 0 || t->size == 0) return where(buf, w);
-  uint64_t lo, len;
-  bool wraps;
-  typed_span(buf, count, t, &lo, &len, &wraps);
-  return where(reinterpret_cast<const void*>(static_cast<uintptr_t>(lo)), w);
+  const Span s = span_of(buf, count, t);
+  return where(s.any ? reinterpret_cast<const void*>(static_cast<uintptr_t>(s.lo)) : buf, w);
 }
 
 namespace {

@@ -12,11 +12,11 @@ namespace {
 
 struct Key {
   int device;
-  Part list;
+  Part part;
   uint8_t hash[16];
   bool operator<(const Key& o) const {
     if (device != o.device) return device < o.device;
-    if (list != o.list) return list < o.list;
+    if (part != o.part) return part < o.part;
     return std::memcmp(hash, o.hash, 16) < 0;
   }
 };
@@ -83,8 +83,8 @@ struct Packing {
 
 }  // namespace
 
-cudaError_t upload(ddt_type t, int device, Part list, cudaStream_t stream, Upload* out) {
-  Key key{device, list, {}};
+cudaError_t upload(ddt_type t, int device, Part part, cudaStream_t stream, Upload* out) {
+  Key key{device, part, {}};
   layout_hash(t, key.hash);
   Cache& c = cache();
   {
@@ -96,7 +96,7 @@ cudaError_t upload(ddt_type t, int device, Part list, cudaStream_t stream, Uploa
     }
   }
   const Layout& L = *t->layout;
-  const Packing pk(t, L, plan_of(t), list);
+  const Packing pk(t, L, plan_of(t), part);
   std::vector<char> host;
   pk.stage(L, host);
   const Bits bits = layout_bits(L);

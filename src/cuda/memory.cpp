@@ -4,9 +4,10 @@
 // Not through the CUDA runtime (cudaGetDriverEntryPoint), so that finding devices and telling
 // device memory from host memory leave the runtime uninitialised until a device buffer is
 // actually moved: the MPI interposer asks at MPI_Init in every process that loaded the driver,
-// most of whose messages are host memory (issue 12: the interposer's host-buffer round trips
-// read 5.3-7.0 us with its check on against 3.6-3.7 off on an H100 machine, with one driver
-// query in the whole run, which is what its runtime's initialisation left behind).
+// most of whose messages are host memory. (Issue 12 tried this against the cost the interposer's
+// check adds to host-buffer round trips, which came with one driver query in a whole run: the
+// cost stayed, 4.7-6.0 us against 2.7-3.3 with the check off under MPICH on an H100 machine, and
+// is not explained yet.)
 #include "cuda/memory.hpp"
 
 #include <dlfcn.h>
@@ -51,10 +52,6 @@ const Driver& driver() {
 
 GetAttributes driver_query() { return driver().query; }
 
-}  // namespace
-
-namespace {
-
 // The start of the [heap] mapping, read once (0 where there is none).
 uintptr_t heap_start() {
   static const uintptr_t start = [] {
@@ -73,6 +70,12 @@ uintptr_t heap_start() {
   return start;
 }
 
+// Driver queries made, printed at exit under DDTKIT_VERBOSE=1 (what the device check costs
+// host-buffer traffic is measured in these).
+std::atomic<int64_t> queries{0};
+
+void report_queries() { std::fprintf(stderr, "ddtkit: %lld pointer queries to the CUDA driver\n", (long long)queries.load()); }
+
 }  // namespace
 
 int driver_devices() { return driver().devices; }
@@ -83,16 +86,6 @@ bool in_heap(uintptr_t lo, uint64_t len) {
   const uintptr_t brk = reinterpret_cast<uintptr_t>(sbrk(0));  // glibc: the cached break, no system call
   return lo < brk && len <= brk - lo;
 }
-
-namespace {
-
-// Driver queries made, printed at exit under DDTKIT_VERBOSE=1 (what the device check costs
-// host-buffer traffic is measured in these).
-std::atomic<int64_t> queries{0};
-
-void report_queries() { std::fprintf(stderr, "ddtkit: %lld pointer queries to the CUDA driver\n", (long long)queries.load()); }
-
-}  // namespace
 
 bool where(const void* p, Where* w) {
   static const bool counted = [] {

@@ -338,6 +338,17 @@ inline Bits side_of(ddt_type t, int64_t count, Side* s, bool general = false) {
   return bits;
 }
 
+// A tree side made the list locator over an element's flat list (flatten's: displacements from
+// the buffer, so the list itself sits at 0), for api.cpp's prepare (device arrays) and the
+// emulation (host arrays) alike. The side's grain bits stand: the layout_bits of the tree cover
+// every block's size and address.
+inline void flat_side(ddt_type t, const int32_t* list32, const int64_t* list, int64_t width, Side* s) {
+  s->kind = Loc::List;
+  s->l = ListLoc{};
+  s->l.list32 = list32, s->l.list = list;
+  s->l.ext = t->extent(), s->l.es = divider(t->layout->size()), s->l.width = divider(width);
+}
+
 // f(std::integral_constant<int, G>) for the grain g (grain_of's values: 1, 2, 4, 8, 16), so that
 // the kernels' launch and the emulation instantiate the same moves.
 template <class F>

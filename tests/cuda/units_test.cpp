@@ -42,11 +42,8 @@ ddt::gpu::Bits host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& kee
   if (s->kind == ddt::gpu::Loc::Tree && !general) {  // as api.cpp's prepare: a flat list where there is one
     const int64_t w = ddt::gpu::flatten(t, ddt::plan_of(t), keep.list32, keep.list);
     if (w > 0) {
-      s->kind = ddt::gpu::Loc::List;
-      s->l = ddt::gpu::ListLoc{};
-      s->l.list32 = keep.list32.empty() ? nullptr : keep.list32.data();
-      s->l.list = keep.list.empty() ? nullptr : keep.list.data();
-      s->l.ext = t->extent(), s->l.es = ddt::gpu::divider(t->layout->size()), s->l.width = ddt::gpu::divider(w);
+      ddt::gpu::flat_side(t, keep.list32.empty() ? nullptr : keep.list32.data(), keep.list.empty() ? nullptr : keep.list.data(),
+                          w, s);
       ++flats;
       ++calls[static_cast<int>(s->kind)];
       bits |= ddt::gpu::layout_bits(*t->layout);
