@@ -140,25 +140,22 @@ __global__ void __launch_bounds__(kThreads) copy_kernel(SLoc sl, const char* src
   }
 }
 
-unsigned blocks_for(int64_t units, int64_t grain) {
-  const int64_t tile = int64_t{kThreads} * (grain >= 16 ? Unroll<16>::value : Unroll<1>::value);
+// Blocks of kThreads threads, each taking Unroll<G> units a pass, for `units` units of G bytes.
+template <int G>
+unsigned blocks_for(int64_t units) {
+  const int64_t tile = int64_t{kThreads} * Unroll<G>::value;
   return static_cast<unsigned>(std::min<int64_t>(kMaxBlocks, (units + tile - 1) / tile));
 }
-
-}  // namespace
-
-namespace {
 
 // f(integral_constant G, integral_constant T) for the unit and typed-word sizes a call can take:
 // T == G, or a 16-byte unit in 8- or 4-byte words, or an 8-byte unit in 4-byte words. Any other
 // pair moves units of the typed grain itself (correct at every grain, only narrower).
 template <class F>
-cudaError_t with_split(int64_t* grain, int64_t tgrain, F&& f) {
+cudaError_t with_split(int64_t grain, int64_t tgrain, F&& f) {
   using std::integral_constant;
-  if (*grain == 16 && tgrain == 8) return f(integral_constant<int, 16>{}, integral_constant<int, 8>{});
-  if (*grain == 16 && tgrain == 4) return f(integral_constant<int, 16>{}, integral_constant<int, 4>{});
-  if (*grain == 8 && tgrain == 4) return f(integral_constant<int, 8>{}, integral_constant<int, 4>{});
-  *grain = tgrain;
+  if (grain == 16 && tgrain == 8) return f(integral_constant<int, 16>{}, integral_constant<int, 8>{});
+  if (grain == 16 && tgrain == 4) return f(integral_constant<int, 16>{}, integral_constant<int, 4>{});
+  if (grain == 8 && tgrain == 4) return f(integral_constant<int, 8>{}, integral_constant<int, 4>{});
   return with_grain(tgrain, [&](auto g) { return f(g, g); });
 }
 
@@ -167,15 +164,15 @@ cudaError_t with_split(int64_t* grain, int64_t tgrain, F&& f) {
 cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t n, int64_t grain,
                         int64_t tgrain, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
-  return with_split(&grain, tgrain, [&](auto g, auto t) {
+  return with_split(grain, tgrain, [&](auto g, auto t) {
     return with_locator(side, [&](const auto& loc) {
       constexpr int G = decltype(g)::value, T = decltype(t)::value;
       using Loc = std::decay_t<decltype(loc)>;
       const int64_t units = n / G;
       if (gather)
-        move_kernel<true, G, T, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        move_kernel<true, G, T, Loc><<<blocks_for<G>(units), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       else
-        move_kernel<false, G, T, Loc><<<blocks_for(units, G), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        move_kernel<false, G, T, Loc><<<blocks_for<G>(units), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       return cudaGetLastError();
     });
   });
@@ -190,7 +187,7 @@ cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, c
         constexpr int G = decltype(g)::value;
         using SL = std::decay_t<decltype(sl)>;
         using DL = std::decay_t<decltype(dl)>;
-        copy_kernel<G, SL, DL><<<blocks_for(units, G), kThreads, 0, stream>>>(sl, src, dl, dst, units);
+        copy_kernel<G, SL, DL><<<blocks_for<G>(units), kThreads, 0, stream>>>(sl, src, dl, dst, units);
         return cudaGetLastError();
       });
     });

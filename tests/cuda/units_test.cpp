@@ -39,26 +39,23 @@ int64_t flats = 0;  // calls whose tree side became a flat list (layouts.hpp's P
 bool general = false;  // every side by the tree locator (DDT_CUDA_GENERAL's general kernel)
 ddt::gpu::Bits host_side(ddt_type t, int64_t count, ddt::gpu::Side* s, Keep& keep) {
   ddt::gpu::Bits bits = ddt::gpu::side_of(t, count, s, general);
-  if (s->kind == ddt::gpu::Loc::Tree && !general) {  // as api.cpp's prepare: a flat list where there is one
-    const int64_t w = ddt::gpu::flatten(t, ddt::plan_of(t), keep.list32, keep.list);
-    if (w > 0) {
-      ddt::gpu::flat_side(t, keep.list32.empty() ? nullptr : keep.list32.data(), keep.list.empty() ? nullptr : keep.list.data(),
-                          w, s);
-      ++flats;
-      ++calls[static_cast<int>(s->kind)];
-      bits |= ddt::gpu::layout_bits(*t->layout);
-      return bits;
-    }
-  }
   if (s->kind != ddt::gpu::Loc::Nest) {
     const ddt::Layout& L = *t->layout;
-    ddt::gpu::vec_dividers(L, keep.divs);
-    s->t.nodes = L.nodes.data(), s->t.entries = L.entries.data(), s->t.prefix = L.prefix.data();
-    s->t.vec_div = keep.divs.data();
-    if (s->kind == ddt::gpu::Loc::List) {
-      ddt::gpu::list_displacements(ddt::plan_of(t), keep.list32, keep.list);
-      s->l.list32 = keep.list32.empty() ? nullptr : keep.list32.data();
-      s->l.list = keep.list.empty() ? nullptr : keep.list.data();
+    const auto lists = [&] {
+      return std::make_pair(keep.list32.empty() ? nullptr : keep.list32.data(), keep.list.empty() ? nullptr : keep.list.data());
+    };
+    int64_t w = 0;  // as api.cpp's prepare: a tree side becomes a flat list where there is one
+    if (s->kind == ddt::gpu::Loc::Tree && !general && (w = ddt::gpu::flatten(t, ddt::plan_of(t), keep.list32, keep.list)) > 0) {
+      ddt::gpu::flat_side(t, lists().first, lists().second, w, s);
+      ++flats;
+    } else {
+      ddt::gpu::vec_dividers(L, keep.divs);
+      s->t.nodes = L.nodes.data(), s->t.entries = L.entries.data(), s->t.prefix = L.prefix.data();
+      s->t.vec_div = keep.divs.data();
+      if (s->kind == ddt::gpu::Loc::List) {
+        ddt::gpu::list_displacements(ddt::plan_of(t), keep.list32, keep.list);
+        s->l.list32 = lists().first, s->l.list = lists().second;
+      }
     }
     bits |= ddt::gpu::layout_bits(L);
   }
