@@ -4,10 +4,7 @@
 // Not through the CUDA runtime (cudaGetDriverEntryPoint), so that finding devices and telling
 // device memory from host memory leave the runtime uninitialised until a device buffer is
 // actually moved: the MPI interposer asks at MPI_Init in every process that loaded the driver,
-// most of whose messages are host memory. (Issue 12 tried this against the cost the interposer's
-// check adds to host-buffer round trips, which came with one driver query in a whole run: the
-// cost stayed, 4.7-6.0 us against 2.7-3.3 with the check off under MPICH on an H100 machine, and
-// is not explained yet.)
+// most of whose messages are host memory.
 #include "cuda/memory.hpp"
 
 #include <dlfcn.h>
@@ -70,6 +67,22 @@ uintptr_t heap_start() {
   return start;
 }
 
+// The program break. glibc keeps it in __curbrk (exported since GLIBC_2.2.5, updated by every
+// brk, Open MPI's memory patcher included), read here as it is: sbrk(0) returns the same value
+// but, in a process where a preloaded library defines malloc (libddtkit-mpi.so does), glibc's
+// sbrk asks the kernel each time (strace: 1,008 brk system calls for 1,000 sbrk(0)). That system
+// call, four of them per round trip, was the device check's whole cost on host buffers under the
+// interposer (issue 12: a 480 B round trip 4.6 us against 2.8 with the check off, on this
+// project's 2-core machine with no GPU; 5.6-6.9 against 2.9-3.8 on an H100 machine). Other C
+// libraries: sbrk(0).
+extern "C" void* __curbrk __attribute__((weak));
+
+uintptr_t program_break() {
+  if (&__curbrk != nullptr)
+    if (void* b = __atomic_load_n(&__curbrk, __ATOMIC_RELAXED)) return reinterpret_cast<uintptr_t>(b);
+  return reinterpret_cast<uintptr_t>(sbrk(0));
+}
+
 // Driver queries made, printed at exit under DDTKIT_VERBOSE=1 (what the device check costs
 // host-buffer traffic is measured in these).
 std::atomic<int64_t> queries{0};
@@ -83,7 +96,7 @@ int driver_devices() { return driver().devices; }
 bool in_heap(uintptr_t lo, uint64_t len) {
   const uintptr_t start = heap_start();
   if (start == 0 || lo < start) return false;
-  const uintptr_t brk = reinterpret_cast<uintptr_t>(sbrk(0));  // glibc: the cached break, no system call
+  const uintptr_t brk = program_break();
   return lo < brk && len <= brk - lo;
 }
 
