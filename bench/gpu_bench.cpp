@@ -9,6 +9,10 @@
 //     device-to-host cudaMemcpyAsync of the payload; device to pageable host (ddt_pack, host wall
 //     time): the kernels through a device temporary against the DMA engine's rows;
 //   * an index list of 12 B blocks (hindexed_block at shuffled displacements), 64 MiB payload;
+//   * beside each vector, subarray and index list: the hand-written kernels a user would write
+//     instead (gpu_hand.cu: a thread per word, its block found by division), and Yaksa's CUDA
+//     backend (MPICH's engine; gpu_yaksa.hpp) where it was built, its output checked against
+//     ddtkit's once per row;
 //   * the DDTBench kernels whose type addresses one array, on the device, beside the payload copy;
 //   * zero copy between two processes (ddt_cuda_ipc_copy_async): a 64 MiB vector (256 B blocks)
 //     in a second process's device memory copied into this process's own vector layout by one
@@ -37,6 +41,8 @@
 
 #include "ddtbench.hpp"
 #include "ddtkit_cuda.h"
+#include "gpu_hand.hpp"
+#include "gpu_yaksa.hpp"
 
 namespace {
 
@@ -106,6 +112,13 @@ double wall_median(F f) {
   return t[t.size() / 2];
 }
 
+// s without the characters a JSON string would need escaped (a loader's message may hold any).
+std::string json_safe(std::string s) {
+  for (char& c : s)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) c = ' ';
+  return s;
+}
+
 void must(int e, const char* what) {
   if (e != DDT_SUCCESS) {
     std::fprintf(stderr, "gpu_bench: %s: %s\n", what, ddt_error_string(e));
@@ -121,6 +134,46 @@ void general_pack(const void* typed, ddt_type t, void* packed, int64_t n) {
   ddt_cuda_set_executor(DDT_CUDA_AUTO);
 }
 
+// Yaksa's pack and unpack of one element of yt, as medians() methods (nothing where Yaksa is
+// not loaded: the row then reports 0, absent); *ok says whether both ran and Yaksa's packed bytes
+// equal ddtkit's (checked once, outside the timing; scratch holds `payload` bytes).
+struct YaksaRow {
+  yk::Type t;
+  bool ok = true;
+};
+bool same_on_device(const char* a, const char* b, int64_t n) {
+  std::vector<char> x(n), y(n);
+  CK(cudaMemcpy(x.data(), a, n, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(y.data(), b, n, cudaMemcpyDeviceToHost));
+  return x == y;
+}
+void yaksa_check(YaksaRow& y, const char* typed, ddt_type t, char* packed, char* scratch, int64_t payload) {
+  if (!yk::loaded()) return;
+  int64_t k;
+  must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "pack");
+  y.ok = y.t && yk::pack(typed, y.t, scratch, payload, st);
+  CK(cudaStreamSynchronize(st));
+  y.ok = y.ok && same_on_device(packed, scratch, payload);
+}
+auto yaksa_pack(YaksaRow& y, const char* typed, char* packed, int64_t payload) {
+  return [&y, typed, packed, payload] {
+    if (yk::loaded() && y.ok) y.ok = yk::pack(typed, y.t, packed, payload, st);
+  };
+}
+auto yaksa_unpack(YaksaRow& y, char* typed, const char* packed, int64_t payload) {
+  return [&y, typed, packed, payload] {
+    if (yk::loaded() && y.ok) y.ok = yk::unpack(packed, payload, typed, y.t, st);
+  };
+}
+// The row's Yaksa fields: times, or 0 where absent or wrong.
+std::string yaksa_fields(const YaksaRow& y, double pack_s, double unpack_s) {
+  if (!yk::loaded()) return "";
+  char b[160];
+  std::snprintf(b, sizeof b, ",\"yaksa_pack_s\":%.9g,\"yaksa_unpack_s\":%.9g,\"yaksa_ok\":%d", y.ok ? pack_s : 0.0,
+                y.ok ? unpack_s : 0.0, y.ok ? 1 : 0);
+  return b;
+}
+
 void vector_sweep() {
   const int64_t payloads[] = {int64_t{2} << 20, int64_t{64} << 20};
   std::vector<int64_t> blocks = {4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536};
@@ -130,6 +183,8 @@ void vector_sweep() {
     CK(cudaMalloc(&packed, payload));
     CK(cudaMallocHost(&pinned, payload));
     CK(cudaMemset(typed, 1, 2 * payload));
+    char* scratch;
+    CK(cudaMalloc(&scratch, payload));
     std::vector<char> pageable(payload);
     for (int64_t b : blocks) {
       const int64_t n = payload / b;
@@ -138,6 +193,8 @@ void vector_sweep() {
       must(ddt_type_commit(v), "commit");
       int64_t k;
       const int64_t per_block = std::min(n, kPerBlockMax);
+      YaksaRow y{yk::hvector(n, b, 2 * b)};
+      yaksa_check(y, typed, v, packed, scratch, payload);
       auto m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
                        [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, packed, payload, &k, st), "pack"); },
                        [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, v, 0, &k, st), "unpack"); },
@@ -148,7 +205,10 @@ void vector_sweep() {
                        },
                        [&] { CK(cudaMemcpyAsync(pinned, packed, payload, cudaMemcpyDeviceToHost, st)); },
                        [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, pinned, payload, &k, st), "pack to pinned"); },
-                       [&] { general_pack(typed, v, packed, payload); });
+                       [&] { general_pack(typed, v, packed, payload); },
+                       [&] { hand_vector(true, typed, packed, n, b, 2 * b, st); },
+                       [&] { hand_vector(false, typed, packed, n, b, 2 * b, st); }, yaksa_pack(y, typed, packed, payload),
+                       yaksa_unpack(y, typed, packed, payload));
       // Into pageable host memory, synchronously (host wall time): the kernels through a device
       // temporary and one copy across, against the DMA engine's rows straight across (the cost
       // model's open question, src/cuda/api.cpp).
@@ -159,14 +219,17 @@ void vector_sweep() {
       std::fprintf(out,
                    "{\"suite\":\"vector\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,"
                    "\"unpack_s\":%.9g,\"memcpy2d_s\":%.9g,\"per_block_s\":%.9g,\"d2h_s\":%.9g,\"pack_pinned_s\":%.9g,"
-                   "\"pageable_kernel_s\":%.9g,\"pageable_dma_s\":%.9g,\"general_s\":%.9g}\n",
+                   "\"pageable_kernel_s\":%.9g,\"pageable_dma_s\":%.9g,\"general_s\":%.9g,\"hand_pack_s\":%.9g,"
+                   "\"hand_unpack_s\":%.9g%s}\n",
                    (long long)b, (long long)payload, m[0], m[1], m[2], m[3], m[4] / per_block, m[5], m[6], pageable_kernel,
-                   pageable_dma, m[7]);
+                   pageable_dma, m[7], m[8], m[9], yaksa_fields(y, m[10], m[11]).c_str());
+      yk::free_type(y.t);
       std::fflush(out);
       ddt_type_free(&v);
     }
     cudaFree(typed);
     cudaFree(packed);
+    cudaFree(scratch);
     cudaFreeHost(pinned);
   }
 }
@@ -180,16 +243,30 @@ void index_list() {
   must(ddt_type_hindexed_block(n, w, displs.data(), DDT_BYTE, &t), "hindexed_block");
   must(ddt_type_commit(t), "commit");
   char *typed, *packed;
+  int64_t* d_displs;
   CK(cudaMalloc(&typed, 2 * payload));
   CK(cudaMalloc(&packed, payload));
+  CK(cudaMalloc(&d_displs, n * sizeof(int64_t)));
+  CK(cudaMemcpy(d_displs, displs.data(), n * sizeof(int64_t), cudaMemcpyHostToDevice));
+  char* scratch;
+  CK(cudaMalloc(&scratch, payload));
+  YaksaRow y{yk::hindexed_block(n, w, displs.data())};
+  yaksa_check(y, typed, t, packed, scratch, payload);
   int64_t k;
   auto m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
                    [&] { must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "pack"); },
-                   [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, t, 0, &k, st), "unpack"); });
-  std::fprintf(out, "{\"suite\":\"index12\",\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,\"unpack_s\":%.9g}\n",
-               (long long)payload, m[0], m[1], m[2]);
+                   [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, t, 0, &k, st), "unpack"); },
+                   [&] { hand_list(true, typed, packed, n, w, d_displs, 2 * w, st); },
+                   [&] { hand_list(false, typed, packed, n, w, d_displs, 2 * w, st); }, yaksa_pack(y, typed, packed, payload),
+                   yaksa_unpack(y, typed, packed, payload));
+  std::fprintf(out, "{\"suite\":\"index12\",\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,\"unpack_s\":%.9g,"
+                    "\"hand_pack_s\":%.9g,\"hand_unpack_s\":%.9g%s}\n",
+               (long long)payload, m[0], m[1], m[2], m[3], m[4], yaksa_fields(y, m[5], m[6]).c_str());
+  yk::free_type(y.t);
+  cudaFree(scratch);
   cudaFree(typed);
   cudaFree(packed);
+  cudaFree(d_displs);
   ddt_type_free(&t);
 }
 
@@ -203,6 +280,8 @@ void layouts_sweep() {
   CK(cudaMalloc(&typed, 2 * target + (1 << 20)));
   CK(cudaMalloc(&packed, target));
   CK(cudaMemset(typed, 3, 2 * target + (1 << 20)));
+  char* scratch;
+  CK(cudaMalloc(&scratch, target));
   // indexed_block twice: in shuffled order, and in ascending order with a gap 8 B wider after
   // every 1,024th block (so that it is not a vector: its canonical form is a table of 1,024-block
   // vectors, which the GPU layer moves as a flat list of its blocks).
@@ -210,16 +289,23 @@ void layouts_sweep() {
     for (int64_t b : {8, 16, 64, 128, 512, 4096}) {
       const int64_t n = target / b, payload = n * b;
       ddt_type t;
+      YaksaRow y{0};
+      int64_t* d_displs = nullptr;  // the hand-written kernel's copy of an index list
       if (kind[0] == 'i') {
         std::vector<int64_t> displs(n);
         for (int64_t i = 0; i < n; ++i) displs[i] = 2 * b * i + (kind[13] == '_' ? 8 * (i / 1024) : 0);
         if (kind[13] != '_') std::shuffle(displs.begin(), displs.end(), std::mt19937_64(b));
         must(ddt_type_hindexed_block(n, b, displs.data(), DDT_BYTE, &t), "hindexed_block");
+        y.t = yk::hindexed_block(n, b, displs.data());
+        CK(cudaMalloc(&d_displs, n * sizeof(int64_t)));
+        CK(cudaMemcpy(d_displs, displs.data(), n * sizeof(int64_t), cudaMemcpyHostToDevice));
       } else {
         const int64_t sizes[2] = {n, 2 * b}, subs[2] = {n, b}, starts[2] = {0, b};
         must(ddt_type_subarray(2, sizes, subs, starts, DDT_ORDER_C, DDT_BYTE, &t), "subarray");
+        y.t = yk::subarray2(n, 2 * b, n, b, 0, b);
       }
       must(ddt_type_commit(t), "commit");
+      yaksa_check(y, typed, t, packed, scratch, payload);
       int64_t k;
       auto m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
                        [&] { must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "pack"); },
@@ -228,16 +314,33 @@ void layouts_sweep() {
                               // layout cache and would be uploaded per call; timed from 128 B)
                          if (kind[0] == 'i' && kind[13] != '_' && b < 128) return;
                          general_pack(typed, t, packed, payload);
-                       });
+                       },
+                       [&] {
+                         if (d_displs)
+                           hand_list(true, typed, packed, n, b, d_displs, kind[13] == '_' ? 8 : b, st);
+                         else
+                           hand_vector(true, typed + b, packed, n, b, 2 * b, st);
+                       },
+                       [&] {
+                         if (d_displs)
+                           hand_list(false, typed, packed, n, b, d_displs, kind[13] == '_' ? 8 : b, st);
+                         else
+                           hand_vector(false, typed + b, packed, n, b, 2 * b, st);
+                       },
+                       yaksa_pack(y, typed, packed, payload), yaksa_unpack(y, typed, packed, payload));
       if (kind[0] == 'i' && kind[13] != '_' && b < 128) m[3] = 0;
       std::fprintf(out, "{\"suite\":\"layouts\",\"layout\":\"%s\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,"
-                        "\"pack_s\":%.9g,\"unpack_s\":%.9g,\"general_s\":%.9g}\n",
-                   kind, (long long)b, (long long)payload, m[0], m[1], m[2], m[3]);
+                        "\"pack_s\":%.9g,\"unpack_s\":%.9g,\"general_s\":%.9g,\"hand_pack_s\":%.9g,\"hand_unpack_s\":%.9g%s}\n",
+                   kind, (long long)b, (long long)payload, m[0], m[1], m[2], m[3], m[4], m[5],
+                   yaksa_fields(y, m[6], m[7]).c_str());
       ddt_type_free(&t);
+      yk::free_type(y.t);
+      if (d_displs) cudaFree(d_displs);
     }
   }
   cudaFree(typed);
   cudaFree(packed);
+  cudaFree(scratch);
 }
 
 void ddtbench() {
@@ -438,6 +541,14 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, dev));
   std::fprintf(out, "{\"suite\":\"device\",\"name\":\"%s\",\"sm\":%d}\n", prop.name, prop.major * 10 + prop.minor);
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  {  // the peer engine, where it was built
+    std::string why, where;
+    if (yk::load(&why, &where))
+      std::fprintf(out, "{\"suite\":\"yaksa\",\"path\":\"%s\"}\n", where.c_str());
+    else
+      std::fprintf(out, "{\"suite\":\"yaksa\",\"absent\":\"%s\"}\n", json_safe(why).c_str());
+    std::printf("gpu_bench: Yaksa %s\n", yk::loaded() ? where.c_str() : why.c_str());
+  }
   {  // a GPU that idled runs at a low clock for the first milliseconds: 20 ms of copies first
     char *a, *b;
     CK(cudaMalloc(&a, 64 << 20));

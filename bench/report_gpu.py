@@ -24,6 +24,23 @@ def general(r):
     return f"{g / r['pack_s']:.2f}" if g else "-"
 
 
+def hand(r):
+    """The hand-written kernels (bench/gpu_hand.cu) as fractions of the copy: "pack / unpack"."""
+    if not r.get("hand_pack_s"):
+        return "-"
+    return f"{r['memcpy_s'] / r['hand_pack_s']:.2f} / {r['memcpy_s'] / r['hand_unpack_s']:.2f}"
+
+
+def yaksa(r):
+    """Yaksa's CUDA backend (bench/gpu_yaksa.hpp) as fractions of the copy, "pack / unpack"; "wrong"
+    where its packed bytes differed from ddtkit's, "-" where it was not built."""
+    if "yaksa_ok" not in r:
+        return "-"
+    if not r["yaksa_ok"] or not r.get("yaksa_pack_s"):
+        return "wrong or refused"
+    return f"{r['memcpy_s'] / r['yaksa_pack_s']:.2f} / {r['memcpy_s'] / r['yaksa_unpack_s']:.2f}"
+
+
 def size(b):
     return f"{b // MIB} MiB" if b >= MIB else f"{b // 1024} KiB" if b >= 1024 else f"{b} B"
 
@@ -41,12 +58,16 @@ def section(md, targets, out):
         return None
     dev = next((r for r in rows if r.get("suite") == "device"), {"name": "?"})
     vec = [r for r in rows if r.get("suite") == "vector"]
-    md += [f"Device: {dev['name']}. Medians of 9 interleaved reps, CUDA events on one stream.", "",
+    yk = next((r for r in rows if r.get("suite") == "yaksa"), {"absent": "not run"})
+    peer = (f"Yaksa's CUDA backend (MPICH's engine, `{yk['path']}`) runs beside ddtkit on the same stream, its packed bytes "
+            "checked against ddtkit's once per row." if "path" in yk else f"Yaksa: absent ({yk['absent']}).")
+    md += [f"Device: {dev['name']}. Medians of 9 interleaved reps, CUDA events on one stream. Hand-written: "
+           "bench/gpu_hand.cu (a thread per word, its block found by division). " + peer, "",
            "### Vector sweep (stride = 2 x block), device to device", "", "![GPU vector sweep](gpu_vector.png)", "",
            "| payload | block | pack of copy | unpack of copy | cudaMemcpy2DAsync of copy | pack / 2D | "
            "per-block cudaMemcpyAsync us | pack vs per-block | pack to pinned / D2H copy | to pageable: kernels / DMA time | "
-           "general / targeted time |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "general / targeted time | hand-written pack / unpack of copy | Yaksa pack / unpack of copy |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in vec:
         n = r["payload"] / r["block"]
         per_block_total = r["per_block_s"] * n
@@ -55,7 +76,7 @@ def section(md, targets, out):
                   f"{r['memcpy2d_s'] / r['pack_s']:.2f}x | {r['per_block_s'] * 1e6:.2f} | "
                   f"{per_block_total / r['pack_s']:.0f}x | {r['d2h_s'] / r['pack_pinned_s']:.2f} | "
                   f"{r.get('pageable_kernel_s', float('nan')) / r.get('pageable_dma_s', float('nan')):.2f} | "
-                  f"{general(r)} |")
+                  f"{general(r)} | {hand(r)} | {yaksa(r)} |")
     md.append("")
     lay = [r for r in rows if r.get("suite") == "layouts"]
     if lay:
@@ -67,9 +88,11 @@ def section(md, targets, out):
                "moved in 8-byte typed words). General / targeted: "
                "the general kernel (`DDT_CUDA_GENERAL`, the tree seek) on the same layout over the targeted one's time "
                "(timed from 128 B blocks for the list: below, its table exceeds the layout cache).", "",
-               "| layout | block | pack of copy | unpack of copy | general / targeted time |", "|---|---|---|---|---|"]
+               "| layout | block | pack of copy | unpack of copy | general / targeted time | hand-written pack / unpack of copy | "
+               "Yaksa pack / unpack of copy |",
+               "|---|---|---|---|---|---|---|"]
         md += [f"| {r['layout']} | {size(r['block'])} | {r['memcpy_s'] / r['pack_s']:.2f} | "
-               f"{r['memcpy_s'] / r['unpack_s']:.2f} | {general(r)} |" for r in lay]
+               f"{r['memcpy_s'] / r['unpack_s']:.2f} | {general(r)} | {hand(r)} | {yaksa(r)} |" for r in lay]
         md.append("")
     big = [r for r in vec if r["payload"] == 64 * MIB] + lay
 
@@ -98,7 +121,8 @@ def section(md, targets, out):
     for r in rows:
         if r.get("suite") == "index12":
             md += ["### Index list of 12 B blocks (shuffled), 64 MiB payload", "",
-                   f"pack {r['memcpy_s'] / r['pack_s']:.2f} of copy, unpack {r['memcpy_s'] / r['unpack_s']:.2f} of copy.", ""]
+                   f"pack {r['memcpy_s'] / r['pack_s']:.2f} of copy, unpack {r['memcpy_s'] / r['unpack_s']:.2f} of copy; "
+                   f"the hand-written gather / scatter (a thread per 4-byte word) {hand(r)}; Yaksa {yaksa(r)}.", ""]
     dd = [r for r in rows if r.get("suite") == "ddtbench"]
     if dd:
         md += ["### DDTBench kernels on the device (single-array kernels)", "",

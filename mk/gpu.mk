@@ -4,7 +4,19 @@
 # make bench-gpu  the GPU benchmarks alone (bench/gpu_bench.cpp), same needs.
 # make test runs the CPU half of the GPU tests on every machine (gpu_units: the kernels' logic
 # on the CPU) and the GPU half where a device is usable (gpu: skipped, with the reason, elsewhere).
-.PHONY: test-gpu build-gpu bench-gpu
+# make yaksa      Yaksa's CUDA backend (MPICH's datatype engine), gpu_bench's peer, into build-yaksa/
+#                 (tools/build-yaksa.sh, about 10 minutes on 2 cores). YAKSA_SRC names a git checkout of
+#                 pmodels/yaksa; without one it is cloned from GitHub at YAKSA_TAG. gpu_bench uses it
+#                 where build-yaksa/lib/libyaksa.so (or $$DDTKIT_YAKSA) exists, and says so where not.
+.PHONY: test-gpu build-gpu bench-gpu yaksa
+
+YAKSA_TAG ?= v0.4
+YAKSA_SRC ?= build-yaksa/src
+yaksa: build-yaksa/lib/libyaksa.so
+build-yaksa/lib/libyaksa.so:
+	./tools/setup-deps.sh --yaksa
+	@[ -e $(YAKSA_SRC) ] || git clone -q --depth 1 --branch $(YAKSA_TAG) https://github.com/pmodels/yaksa $(YAKSA_SRC)
+	JOBS=$(JOBS) sh tools/build-yaksa.sh $(YAKSA_SRC) build-yaksa
 
 build-gpu:
 	cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null

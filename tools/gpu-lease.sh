@@ -8,10 +8,10 @@
 #   mpi.log  device memory through the interposer (tests/mpi/device_test.cpp) under the MPI
 #            carried in build-lease/mpi, and the device check's cost on host buffers
 # `tools/gpu-lease.sh --bundle [mpich|ompi]`, on the build machine, makes build-lease/: the GPU
-# binaries of build-gpu/ and, where build/ and the MPI's environment are there, that MPI's
-# runtime files (relocated), the interposer and its device test: the GPU machine has no package
-# registry to install an MPI from, and the device tool carries 64 MiB, room for one MPI at a
-# time (MPICH 59 MB with the GPU binaries; Open MPI 52 MB). Without build-lease the binaries of
+# binaries of build-gpu/, Yaksa where `make yaksa` built it, and, where build/ and the MPI's
+# environment are there, that MPI's runtime files (relocated), the interposer and its device test: the GPU machine has no package
+# registry to install an MPI from. It is also packed as build-lease.tgz (the device tool carries
+# 64 MiB: the GPU binaries and MPICH take 81 MB as files, 24 MB packed). Without build-lease the binaries of
 # build-gpu/ are used where they run there, else build-gpu is built there (make build-gpu).
 #   BENCH=0 skips the benchmarks; TYPES sets the campaign's size (default 5000), MPI_TYPES the
 #   interposer test's (700).
@@ -37,16 +37,25 @@ if [ "${1:-}" = --bundle ]; then
     cp build/mpi/ompi/libddtkit-mpi.so $M/ && cp build/tests/device_test_ompi $M/device_test
     echo ompi >$M/kind
   fi
-  strip --strip-unneeded build-lease/gpu/*/* build-lease/gpu/tests/cuda/* $M/device_test 2>/dev/null
-  du -sh build-lease
+  if [ -f build-yaksa/lib/libyaksa.so ]; then  # gpu_bench's peer engine (make yaksa)
+    mkdir -p build-lease/yaksa && cp -L build-yaksa/lib/libyaksa.so build-lease/yaksa/libyaksa.so
+  fi
+  strip --strip-unneeded build-lease/gpu/*/* build-lease/gpu/tests/cuda/* $M/device_test build-lease/yaksa/* 2>/dev/null
+  # Compressed for the trip (each GPU binary holds the kernels' fatbinary and the static CUDA
+  # runtime, about 10 MB; the whole 81 MB, 24 MB as a tarball): carry build-lease.tgz, which this
+  # script unpacks there.
+  tar czf build-lease.tgz build-lease
+  du -sh build-lease build-lease.tgz
   exit 0
 fi
 OUT=${1:-gpu-lease-out}
 mkdir -p "$OUT"
 TYPES=${TYPES:-5000}
 cd "$(dirname "$0")/.."
+[ -f build-lease.tgz ] && [ ! -d build-lease ] && tar xzf build-lease.tgz
 B=build-gpu
 [ -d build-lease/gpu ] && B=build-lease/gpu
+[ -f build-lease/yaksa/libyaksa.so ] && export DDTKIT_YAKSA=$PWD/build-lease/yaksa/libyaksa.so
 
 nvidia-smi -L 2>&1 | tee "$OUT/tests.log"
 if ! "$B/tests/cuda/gpu_units_test" --types 1 --seed 1 >/dev/null 2>&1 || [ ! -x "$B/bench/ddt_gpu_bench" ]; then

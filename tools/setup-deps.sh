@@ -10,6 +10,11 @@ command -v clang++ >/dev/null || need+=(clang)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libclang-rt-14-dev)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)
+if [ "${1:-}" = --yaksa ]; then  # make yaksa (tools/build-yaksa.sh): Yaksa's autotools build
+  command -v autoreconf >/dev/null || need+=(autoconf)
+  command -v automake >/dev/null || need+=(automake)
+  command -v libtoolize >/dev/null || need+=(libtool)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   apt-get update -qq

@@ -143,6 +143,19 @@ inline NestLoc nest_loc(const Plan& p) {
   return x;
 }
 
+// Where entry r of a table of `count` entries and `size` bytes would be if its entries had one
+// size: only a guess (the gallop corrects it), so on the device a single-precision approximate
+// division. A double division there is a call to a software routine, and that call made the
+// general kernels spill (the 16-byte-unit pack: 32 registers and 144 bytes of stack frame, 62
+// registers and none without it: ptxas -v), which cost them up to 2x on every layout.
+DDT_HD int64_t guess(int64_t r, int64_t size, int64_t count) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<int64_t>(__fdividef(static_cast<float>(r), static_cast<float>(size)) * static_cast<float>(count));
+#else
+  return static_cast<int64_t>(static_cast<double>(r) / static_cast<double>(size) * static_cast<double>(count));
+#endif
+}
+
 // A layout's arrays (in device memory for a kernel, in host memory for the emulation), with a
 // divider per node (vec_div: a VEC's child size; unused for other nodes).
 struct TreeLoc {
@@ -182,7 +195,7 @@ struct TreeLoc {
       } else {
         const int64_t first = n.child, last = n.child + n.count;
         int64_t g = first;
-        if (n.size > 0) g += static_cast<int64_t>(static_cast<double>(r) / static_cast<double>(n.size) * static_cast<double>(n.count));
+        if (n.size > 0) g += guess(r, n.size, n.count);
         if (g >= last) g = last - 1;
         if (g < first) g = first;
         int64_t lo = g, hi = g;  // prefix[lo] <= r < prefix[hi] (hi == last: past the table)
