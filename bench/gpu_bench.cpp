@@ -134,9 +134,12 @@ void general_pack(const void* typed, ddt_type t, void* packed, int64_t n) {
   ddt_cuda_set_executor(DDT_CUDA_AUTO);
 }
 
-// Yaksa's pack and unpack of one element of yt, as medians() methods (nothing where Yaksa is
-// not loaded: the row then reports 0, absent); *ok says whether both ran and Yaksa's packed bytes
-// equal ddtkit's (checked once, outside the timing; scratch holds `payload` bytes).
+// Yaksa's pack and unpack of one element of y.t. Checked once first: both must run and Yaksa's
+// packed bytes equal ddtkit's (scratch holds `payload` bytes). Timed in a medians() of their own
+// beside the payload's copy, after ddtkit's row: Yaksa moves blocks of 16 KiB and more with one
+// cudaMemcpyAsync each (4,096 copies a call at 64 MiB), and timed among ddtkit's methods those
+// tens of milliseconds of small copies left the next rep's first kernels slower (a 16 KiB-block
+// pack 53 -> 64-78 us, the copy 51 -> 54-59 us).
 struct YaksaRow {
   yk::Type t;
   bool ok = true;
@@ -155,22 +158,17 @@ void yaksa_check(YaksaRow& y, const char* typed, ddt_type t, char* packed, char*
   CK(cudaStreamSynchronize(st));
   y.ok = y.ok && same_on_device(packed, scratch, payload);
 }
-auto yaksa_pack(YaksaRow& y, const char* typed, char* packed, int64_t payload) {
-  return [&y, typed, packed, payload] {
-    if (yk::loaded() && y.ok) y.ok = yk::pack(typed, y.t, packed, payload, st);
-  };
-}
-auto yaksa_unpack(YaksaRow& y, char* typed, const char* packed, int64_t payload) {
-  return [&y, typed, packed, payload] {
-    if (yk::loaded() && y.ok) y.ok = yk::unpack(packed, payload, typed, y.t, st);
-  };
-}
-// The row's Yaksa fields: times, or 0 where absent or wrong.
-std::string yaksa_fields(const YaksaRow& y, double pack_s, double unpack_s) {
+// The row's Yaksa fields ("" where Yaksa is not loaded; times 0 where it refused or was wrong).
+std::string yaksa_fields(YaksaRow& y, char* typed, char* packed, int64_t payload) {
   if (!yk::loaded()) return "";
-  char b[160];
-  std::snprintf(b, sizeof b, ",\"yaksa_pack_s\":%.9g,\"yaksa_unpack_s\":%.9g,\"yaksa_ok\":%d", y.ok ? pack_s : 0.0,
-                y.ok ? unpack_s : 0.0, y.ok ? 1 : 0);
+  std::vector<double> m(3, 0.0);
+  if (y.ok)
+    m = medians([&] { CK(cudaMemcpyAsync(packed, typed, payload, cudaMemcpyDeviceToDevice, st)); },
+                [&] { y.ok = y.ok && yk::pack(typed, y.t, packed, payload, st); },
+                [&] { y.ok = y.ok && yk::unpack(packed, payload, typed, y.t, st); });
+  char b[200];
+  std::snprintf(b, sizeof b, ",\"yaksa_memcpy_s\":%.9g,\"yaksa_pack_s\":%.9g,\"yaksa_unpack_s\":%.9g,\"yaksa_ok\":%d",
+                m[0], y.ok ? m[1] : 0.0, y.ok ? m[2] : 0.0, y.ok ? 1 : 0);
   return b;
 }
 
@@ -207,8 +205,7 @@ void vector_sweep() {
                        [&] { must(ddt_cuda_pack_async(typed, 1, v, 0, pinned, payload, &k, st), "pack to pinned"); },
                        [&] { general_pack(typed, v, packed, payload); },
                        [&] { hand_vector(true, typed, packed, n, b, 2 * b, st); },
-                       [&] { hand_vector(false, typed, packed, n, b, 2 * b, st); }, yaksa_pack(y, typed, packed, payload),
-                       yaksa_unpack(y, typed, packed, payload));
+                       [&] { hand_vector(false, typed, packed, n, b, 2 * b, st); });
       // Into pageable host memory, synchronously (host wall time): the kernels through a device
       // temporary and one copy across, against the DMA engine's rows straight across (the cost
       // model's open question, src/cuda/api.cpp).
@@ -222,7 +219,7 @@ void vector_sweep() {
                    "\"pageable_kernel_s\":%.9g,\"pageable_dma_s\":%.9g,\"general_s\":%.9g,\"hand_pack_s\":%.9g,"
                    "\"hand_unpack_s\":%.9g%s}\n",
                    (long long)b, (long long)payload, m[0], m[1], m[2], m[3], m[4] / per_block, m[5], m[6], pageable_kernel,
-                   pageable_dma, m[7], m[8], m[9], yaksa_fields(y, m[10], m[11]).c_str());
+                   pageable_dma, m[7], m[8], m[9], yaksa_fields(y, typed, packed, payload).c_str());
       yk::free_type(y.t);
       std::fflush(out);
       ddt_type_free(&v);
@@ -257,11 +254,10 @@ void index_list() {
                    [&] { must(ddt_cuda_pack_async(typed, 1, t, 0, packed, payload, &k, st), "pack"); },
                    [&] { must(ddt_cuda_unpack_async(packed, payload, typed, 1, t, 0, &k, st), "unpack"); },
                    [&] { hand_list(true, typed, packed, n, w, d_displs, 2 * w, st); },
-                   [&] { hand_list(false, typed, packed, n, w, d_displs, 2 * w, st); }, yaksa_pack(y, typed, packed, payload),
-                   yaksa_unpack(y, typed, packed, payload));
+                   [&] { hand_list(false, typed, packed, n, w, d_displs, 2 * w, st); });
   std::fprintf(out, "{\"suite\":\"index12\",\"payload\":%lld,\"memcpy_s\":%.9g,\"pack_s\":%.9g,\"unpack_s\":%.9g,"
                     "\"hand_pack_s\":%.9g,\"hand_unpack_s\":%.9g%s}\n",
-               (long long)payload, m[0], m[1], m[2], m[3], m[4], yaksa_fields(y, m[5], m[6]).c_str());
+               (long long)payload, m[0], m[1], m[2], m[3], m[4], yaksa_fields(y, typed, packed, payload).c_str());
   yk::free_type(y.t);
   cudaFree(scratch);
   cudaFree(typed);
@@ -326,13 +322,12 @@ void layouts_sweep() {
                            hand_list(false, typed, packed, n, b, d_displs, kind[13] == '_' ? 8 : b, st);
                          else
                            hand_vector(false, typed + b, packed, n, b, 2 * b, st);
-                       },
-                       yaksa_pack(y, typed, packed, payload), yaksa_unpack(y, typed, packed, payload));
+                       });
       if (kind[0] == 'i' && kind[13] != '_' && b < 128) m[3] = 0;
       std::fprintf(out, "{\"suite\":\"layouts\",\"layout\":\"%s\",\"block\":%lld,\"payload\":%lld,\"memcpy_s\":%.9g,"
                         "\"pack_s\":%.9g,\"unpack_s\":%.9g,\"general_s\":%.9g,\"hand_pack_s\":%.9g,\"hand_unpack_s\":%.9g%s}\n",
                    kind, (long long)b, (long long)payload, m[0], m[1], m[2], m[3], m[4], m[5],
-                   yaksa_fields(y, m[6], m[7]).c_str());
+                   yaksa_fields(y, typed, packed, payload).c_str());
       ddt_type_free(&t);
       yk::free_type(y.t);
       if (d_displs) cudaFree(d_displs);

@@ -84,7 +84,7 @@ __device__ __forceinline__ void store_typed(char* p, const typename WordOf<G>::T
 }
 
 template <bool Gather, int G, int T, class Loc>
-__global__ void __launch_bounds__(kThreads) move_kernel(Loc loc_arg, char* buf, char* seq, int64_t lo, int64_t units) {
+__device__ __forceinline__ void move_units(const Loc& loc_arg, char* buf, char* seq, int64_t lo, int64_t units) {
   using W = typename WordOf<G>::T;
   constexpr int kUnroll = Unroll<G>::value;
   const Loc loc = local(loc_arg);
@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(kThreads) move_kernel(Loc loc_arg, char* buf, 
 }
 
 template <int G, class SLoc, class DLoc>
-__global__ void __launch_bounds__(kThreads) copy_kernel(SLoc sl, const char* src, DLoc dl, char* dst, int64_t units) {
+__device__ __forceinline__ void copy_units(const SLoc& sl, const char* src, const DLoc& dl, char* dst, int64_t units) {
   using W = typename WordOf<G>::T;
   constexpr int kUnroll = Unroll<G>::value;
   const int64_t tile = int64_t{kThreads} * kUnroll, step = static_cast<int64_t>(gridDim.x) * tile;
@@ -138,6 +138,28 @@ __global__ void __launch_bounds__(kThreads) copy_kernel(SLoc sl, const char* src
     for (int k = 0; k < kUnroll; ++k)
       if (u0 + int64_t{k} * kThreads < units) *reinterpret_cast<W*>(to[k]) = w[k];
   }
+}
+
+// The kernels. A tree locator's (TreeLoc's seek, a loop over the layout's arrays) gets a register
+// budget instead of the launch bound: under __launch_bounds__(kThreads) ptxas held every tree
+// kernel to 32-48 registers and spilled 16-64 bytes a thread (ptxas -v), where 48-62 registers
+// hold it all. The nest and list kernels keep the bound (32-54 registers, no spills; at 64 they
+// would run fewer threads per SM).
+template <bool Gather, int G, int T, class Loc>
+__global__ void __launch_bounds__(kThreads) move_kernel(Loc loc, char* buf, char* seq, int64_t lo, int64_t units) {
+  move_units<Gather, G, T>(loc, buf, seq, lo, units);
+}
+template <bool Gather, int G, int T>
+__global__ void __maxnreg__(64) move_kernel_tree(TreeLoc loc, char* buf, char* seq, int64_t lo, int64_t units) {
+  move_units<Gather, G, T>(loc, buf, seq, lo, units);
+}
+template <int G, class SLoc, class DLoc>
+__global__ void __launch_bounds__(kThreads) copy_kernel(SLoc sl, const char* src, DLoc dl, char* dst, int64_t units) {
+  copy_units<G>(sl, src, dl, dst, units);
+}
+template <int G, class SLoc, class DLoc>
+__global__ void __maxnreg__(64) copy_kernel_tree(SLoc sl, const char* src, DLoc dl, char* dst, int64_t units) {
+  copy_units<G>(sl, src, dl, dst, units);
 }
 
 // Blocks of kThreads threads, each taking Unroll<G> units a pass, for `units` units of G bytes.
@@ -176,10 +198,18 @@ cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int
       constexpr int G = decltype(g)::value, T = decltype(t)::value;
       using Loc = std::decay_t<decltype(loc)>;
       const int64_t units = n / G;
-      if (gather)
-        move_kernel<true, G, T, Loc><<<blocks_for<G>(units), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
-      else
-        move_kernel<false, G, T, Loc><<<blocks_for<G>(units), kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+      const unsigned blocks = blocks_for<G>(units);
+      if constexpr (std::is_same_v<Loc, TreeLoc>) {
+        if (gather)
+          move_kernel_tree<true, G, T><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        else
+          move_kernel_tree<false, G, T><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+      } else {
+        if (gather)
+          move_kernel<true, G, T, Loc><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+        else
+          move_kernel<false, G, T, Loc><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+      }
       return cudaGetLastError();
     });
   });
@@ -194,7 +224,10 @@ cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, c
         constexpr int G = decltype(g)::value;
         using SL = std::decay_t<decltype(sl)>;
         using DL = std::decay_t<decltype(dl)>;
-        copy_kernel<G, SL, DL><<<blocks_for<G>(units), kThreads, 0, stream>>>(sl, src, dl, dst, units);
+        if constexpr (std::is_same_v<SL, TreeLoc> || std::is_same_v<DL, TreeLoc>)
+          copy_kernel_tree<G, SL, DL><<<blocks_for<G>(units), kThreads, 0, stream>>>(sl, src, dl, dst, units);
+        else
+          copy_kernel<G, SL, DL><<<blocks_for<G>(units), kThreads, 0, stream>>>(sl, src, dl, dst, units);
         return cudaGetLastError();
       });
     });
