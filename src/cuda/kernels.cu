@@ -10,6 +10,12 @@
 // 0.88-0.93 of the copy from 128 B blocks at 64 MiB; four 16-byte units: 0.96-1.01). Narrower
 // units keep as many bytes in flight with more of them (8 for grains under 16: with 4, a nest
 // of 8-byte-aligned 4 KiB blocks moved 0.91 of the copy where 16-byte-aligned ones moved 1.01).
+// One shape serves every layout, where HAND (section III-A) chooses thread-block shapes from the
+// block length and count: a unit is a slice of the stream, not of a block, so consecutive lanes
+// stay on consecutive bytes whatever the blocks are, and with this shape the H100 moved vectors
+// and subarrays at 0.95-1.10 of a device copy from 128 B blocks, and every layout of the
+// benchmark as fast as a hand-written kernel (a thread per word) but for 32-128 B unpacks, 5-10%
+// behind (issue 12's last run).
 //
 // Unit u of a call moves G bytes between the typed buffer at loc(lo + u * G) and the packed one
 // at u * G: units.hpp's move_unit and copy_unit, which the CPU emulation runs.
