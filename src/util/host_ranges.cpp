@@ -51,6 +51,9 @@ bool host_range_holds(uintptr_t lo, uint64_t len) {
     const uintptr_t a = slots[i].lo.load(std::memory_order_acquire);
     if (a == 0 || lo < a) continue;
     const uint64_t n = slots[i].len.load(std::memory_order_acquire);
+    // The slot still holds the range whose start was read: a removal and an add between the two
+    // loads would pair this start with another range's length.
+    if (slots[i].lo.load(std::memory_order_acquire) != a) continue;
     if (lo - a <= n && len <= n - (lo - a)) return true;
   }
   return false;
