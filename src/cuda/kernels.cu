@@ -76,21 +76,10 @@ __device__ __forceinline__ typename WordOf<G>::T load_typed(const char* p) {
     return w;
   }
 }
-template <int G, int T>
-__device__ __forceinline__ void store_typed(char* p, const typename WordOf<G>::T& w) {
-  using W = typename WordOf<G>::T;
-  if constexpr (T == G) {
-    *reinterpret_cast<W*>(p) = w;
-  } else {
-    using V = typename WordOf<T>::T;
-    const V* s = reinterpret_cast<const V*>(&w);
-#pragma unroll
-    for (int k = 0; k < G / T; ++k) reinterpret_cast<V*>(p)[k] = s[k];
-  }
-}
-
+// A scatter moves whole typed words (T == G: launch_move says why).
 template <bool Gather, int G, int T, class Loc>
 __device__ __forceinline__ void move_units(const Loc& loc_arg, char* buf, char* seq, int64_t lo, int64_t units) {
+  static_assert(Gather || T == G, "a scatter stores whole units");
   using W = typename WordOf<G>::T;
   constexpr int kUnroll = Unroll<G>::value;
   const Loc loc = local(loc_arg);
@@ -115,12 +104,7 @@ __device__ __forceinline__ void move_units(const Loc& loc_arg, char* buf, char* 
     }
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k)
-      if (u0 + int64_t{k} * kThreads < units) {
-        if (Gather)
-          *reinterpret_cast<W*>(to[k]) = w[k];
-        else
-          store_typed<G, T>(to[k], w[k]);
-      }
+      if (u0 + int64_t{k} * kThreads < units) *reinterpret_cast<W*>(to[k]) = w[k];
   }
 }
 
@@ -198,27 +182,29 @@ cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int
   // 0.72 / 0.87 of the copy split and 0.37 / 0.45 / 0.54 / 0.73 / 0.86 in 8-byte units (16 B /
   // 64 B / 128 B / 512 B / 4 KiB blocks, one run). A gather keeps the split: its loads are split,
   // its stores whole.
-  if (!gather) grain = tgrain;
-  return with_split(grain, tgrain, [&](auto g, auto t) {
+  const auto launch = [&](auto g, auto t) {
     return with_locator(side, [&](const auto& loc) {
       constexpr int G = decltype(g)::value, T = decltype(t)::value;
       using Loc = std::decay_t<decltype(loc)>;
+      constexpr bool tree = std::is_same_v<Loc, TreeLoc>;
       const int64_t units = n / G;
       const unsigned blocks = blocks_for<G>(units);
-      if constexpr (std::is_same_v<Loc, TreeLoc>) {
-        if (gather)
+      if (gather) {
+        if constexpr (tree)
           move_kernel_tree<true, G, T><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
         else
-          move_kernel_tree<false, G, T><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
-      } else {
-        if (gather)
           move_kernel<true, G, T, Loc><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+      } else if constexpr (T == G) {  // (the split pairs are gathers only)
+        if constexpr (tree)
+          move_kernel_tree<false, G, G><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
         else
-          move_kernel<false, G, T, Loc><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
+          move_kernel<false, G, G, Loc><<<blocks, kThreads, 0, stream>>>(loc, buf, seq, lo, units);
       }
       return cudaGetLastError();
     });
-  });
+  };
+  if (!gather) return with_grain(tgrain, [&](auto g) { return launch(g, g); });
+  return with_split(grain, tgrain, launch);
 }
 
 cudaError_t launch_copy(const Side& sside, const char* src, const Side& dside, char* dst, int64_t units, int64_t grain,

@@ -10,7 +10,8 @@
 namespace ddt::gpu {
 
 // Pack (gather) or unpack stream bytes [lo, lo + n) of the typed buffer buf to or from seq, in
-// units of `grain` bytes whose typed bytes are `tgrain`-aligned (tgrain <= grain; units.hpp's Bits).
+// units of `grain` bytes whose typed bytes are `tgrain`-aligned (tgrain <= grain; units.hpp's
+// Bits); an unpack in units of `tgrain` bytes.
 cudaError_t launch_move(bool gather, const Side& side, char* buf, char* seq, int64_t lo, int64_t n, int64_t grain,
                         int64_t tgrain, cudaStream_t stream);
 // Copy units * grain stream bytes from (src, sside) to (dst, dside).

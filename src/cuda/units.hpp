@@ -57,11 +57,11 @@ DDT_HD int64_t grain_of(uint64_t x) {
 // What limits the grain, in two parts. stream: the block sizes (and, per call, lo, n and the
 // packed address), which a unit must divide so that it never straddles two blocks; typed: the
 // blocks' addresses (displacements, strides, the extent, the typed buffer's address), which set
-// the alignment of a unit's bytes in the typed buffer. A pack or unpack cuts its stream into
-// units of G = grain_of(stream) bytes and moves each with typed loads or stores of
-// T = min(G, grain_of(typed)) bytes (kernels.cu): a nest of 8-byte-aligned 4 KiB blocks moves
-// 16 bytes a unit in two 8-byte halves instead of 8 bytes a unit. A copy has two typed sides and
-// moves units of grain_of(all()).
+// the alignment of a unit's bytes in the typed buffer. A pack cuts its stream into units of
+// G = grain_of(stream) bytes and loads each with typed loads of T = min(G, grain_of(typed))
+// bytes (kernels.cu): a nest of 8-byte-aligned 4 KiB blocks moves 16 bytes a unit in two 8-byte
+// halves instead of 8 bytes a unit. An unpack moves units of T (kernels.cu's launch_move says
+// why). A copy has two typed sides and moves units of grain_of(all()).
 struct Bits {
   uint64_t stream = 0, typed = 0;
   Bits& operator|=(const Bits& o) {

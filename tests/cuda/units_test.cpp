@@ -20,7 +20,7 @@ namespace {
 int failures = 0;
 int64_t calls[3] = {}, grains[17] = {};  // calls per locator: nest, tree, list
 int64_t boxes = 0;  // calls the DMA engine could take (units.hpp's box_of)
-int64_t splits[2] = {};  // moves whose typed side is aligned to the unit (0) or less (1)
+int64_t splits[2] = {};  // packs whose typed side is aligned to the unit (0) or less (1)
 
 bool check(bool ok, const char* what, const TNode& t, uint64_t seed) {
   if (!ok && ++failures <= 10)
@@ -71,12 +71,15 @@ uint64_t addr(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 void emulate_move(bool gather, ddt_type t, int64_t count, char* buf, int64_t lo, int64_t n, char* seq) {
   ddt::gpu::Side s;
   Keep keep;
-  // The kernels' rule (api.cpp's move_on): units of the stream's grain, whatever the typed
-  // buffer's alignment (the kernels then move each in narrower typed words; memcpy here). A unit
-  // that straddled two blocks would copy the wrong bytes, which the comparison catches.
+  // The kernels' rule (api.cpp's move_on, kernels.cu's launch_move): a pack in units of the
+  // stream's grain, whatever the typed buffer's alignment (the kernels then load each in narrower
+  // typed words; memcpy here), an unpack in units of the typed grain. A unit that straddled two
+  // blocks would copy the wrong bytes, which the comparison catches.
   const ddt::gpu::Bits bits = host_side(t, count, &s, keep);
-  const int64_t g = ddt::gpu::grain_of(bits.stream | addr(seq) | uint64_t(lo) | uint64_t(n));
-  ++splits[ddt::gpu::grain_of(bits.typed | addr(buf)) < g];
+  const int64_t sg = ddt::gpu::grain_of(bits.stream | addr(seq) | uint64_t(lo) | uint64_t(n));
+  const int64_t tg = std::min(sg, ddt::gpu::grain_of(bits.typed | addr(buf)));
+  const int64_t g = gather ? sg : tg;
+  ++splits[gather && tg < sg];
   ++grains[g];
   ddt::gpu::with_grain(g, [&](auto gc) {
     constexpr int G = decltype(gc)::value;
@@ -337,7 +340,7 @@ int main(int argc, char** argv) {
               (long long)types, (long long)calls[0], (long long)calls[1], (long long)calls[2], (long long)grains[1], (long long)grains[2],
               (long long)grains[4], (long long)grains[8], (long long)grains[16], failures);
   // The campaign must have exercised both locators and every grain, or it proves less than it says.
-  std::printf("gpu units on the CPU: %lld calls as DMA rows, %lld by a flat list, %lld moves in typed words narrower than their units\n",
+  std::printf("gpu units on the CPU: %lld calls as DMA rows, %lld by a flat list, %lld packs in typed words narrower than their units\n",
               (long long)boxes, (long long)flats, (long long)splits[1]);
   const bool covered = boxes > 0 && flats > 0 && splits[1] > 0 && calls[0] > 0 && calls[1] > 0 && calls[2] > 0 && grains[1] && grains[2] && grains[4] && grains[8] && grains[16];
   if (!covered) std::fprintf(stderr, "FAIL: a locator or a grain was never exercised\n");
