@@ -42,29 +42,36 @@ int grid_for(uint64_t words) {
   return static_cast<int>(g < 65535 * 16 ? g : 65535 * 16);
 }
 
+// f(W{}) for the word type of `word` bytes.
+template <class F>
+void with_word(int word, F&& f) {
+  if (word == 8)
+    f(uint64_t{});
+  else if (word == 4)
+    f(uint32_t{});
+  else
+    f(uint8_t{});
+}
+
 template <bool Gather>
 void vector_as(int word, char* typed, char* packed, int64_t n, int64_t block, int64_t stride, cudaStream_t s) {
-  const uint32_t words = static_cast<uint32_t>(n * block / word), per = static_cast<uint32_t>(block / word),
-                 sw = static_cast<uint32_t>(stride / word);
-  const int g = grid_for(words);
-  if (word == 8)
-    vector_kernel<uint64_t, Gather><<<g, kThreads, 0, s>>>(reinterpret_cast<uint64_t*>(typed), reinterpret_cast<uint64_t*>(packed), words, per, sw);
-  else if (word == 4)
-    vector_kernel<uint32_t, Gather><<<g, kThreads, 0, s>>>(reinterpret_cast<uint32_t*>(typed), reinterpret_cast<uint32_t*>(packed), words, per, sw);
-  else
-    vector_kernel<uint8_t, Gather><<<g, kThreads, 0, s>>>(reinterpret_cast<uint8_t*>(typed), reinterpret_cast<uint8_t*>(packed), words, per, sw);
+  with_word(word, [&](auto w) {
+    using W = decltype(w);
+    const uint32_t words = static_cast<uint32_t>(n * block / word), per = static_cast<uint32_t>(block / word),
+                   sw = static_cast<uint32_t>(stride / word);
+    vector_kernel<W, Gather><<<grid_for(words), kThreads, 0, s>>>(reinterpret_cast<W*>(typed), reinterpret_cast<W*>(packed),
+                                                                   words, per, sw);
+  });
 }
 
 template <bool Gather>
 void list_as(int word, char* typed, char* packed, int64_t n, int64_t block, const int64_t* displs, cudaStream_t s) {
-  const uint32_t words = static_cast<uint32_t>(n * block / word), per = static_cast<uint32_t>(block / word);
-  const int g = grid_for(words);
-  if (word == 8)
-    list_kernel<uint64_t, Gather><<<g, kThreads, 0, s>>>(reinterpret_cast<uint64_t*>(typed), reinterpret_cast<uint64_t*>(packed), words, per, displs);
-  else if (word == 4)
-    list_kernel<uint32_t, Gather><<<g, kThreads, 0, s>>>(reinterpret_cast<uint32_t*>(typed), reinterpret_cast<uint32_t*>(packed), words, per, displs);
-  else
-    list_kernel<uint8_t, Gather><<<g, kThreads, 0, s>>>(reinterpret_cast<uint8_t*>(typed), reinterpret_cast<uint8_t*>(packed), words, per, displs);
+  with_word(word, [&](auto w) {
+    using W = decltype(w);
+    const uint32_t words = static_cast<uint32_t>(n * block / word), per = static_cast<uint32_t>(block / word);
+    list_kernel<W, Gather><<<grid_for(words), kThreads, 0, s>>>(reinterpret_cast<W*>(typed), reinterpret_cast<W*>(packed),
+                                                                 words, per, displs);
+  });
 }
 
 // The widest word (8, 4 or 1 bytes) that divides every value given.
