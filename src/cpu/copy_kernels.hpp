@@ -29,15 +29,35 @@
 
 namespace ddt {
 
-// Copies N <= n <= 2N bytes as two moves of N that overlap in the middle; both are loaded before
-// either is stored.
+// A word of N bytes that lives in a register (N = 4, 8, 16): the moves below load into these,
+// never into byte arrays, which GCC kept on the stack (a 32-byte overlapping move of WRF's 44 B
+// rows stored both loads to the stack and read them back: twelve memory operations for four).
+template <int N> struct Word;
+template <> struct Word<4> { using type = uint32_t; };
+template <> struct Word<8> { using type = uint64_t; };
+template <> struct Word<16> { typedef char type __attribute__((vector_size(16))); };
+
+// Copies N <= n <= 2N bytes as two moves of N that overlap in the middle; every load is made
+// before any store.
 template <int N>
 inline void overlap_move(char* d, const char* s, int64_t n) {
-  char a[N], b[N];
-  std::memcpy(a, s, N);
-  std::memcpy(b, s + n - N, N);
-  std::memcpy(d, a, N);
-  std::memcpy(d + n - N, b, N);
+  if constexpr (N == 32) {  // two 16-byte words a side: the baseline ISA has no 32-byte register
+    typename Word<16>::type a0, a1, b0, b1;
+    std::memcpy(&a0, s, 16);
+    std::memcpy(&a1, s + 16, 16);
+    std::memcpy(&b0, s + n - 32, 16);
+    std::memcpy(&b1, s + n - 16, 16);
+    std::memcpy(d, &a0, 16);
+    std::memcpy(d + 16, &a1, 16);
+    std::memcpy(d + n - 32, &b0, 16);
+    std::memcpy(d + n - 16, &b1, 16);
+  } else {
+    typename Word<N>::type a, b;
+    std::memcpy(&a, s, N);
+    std::memcpy(&b, s + n - N, N);
+    std::memcpy(d, &a, N);
+    std::memcpy(d + n - N, &b, N);
+  }
 }
 
 // Copies n <= 64 bytes with at most two overlapping moves of the largest power of two <= n.
@@ -132,6 +152,22 @@ inline void any_copy(char* d, const char* s, int64_t n) {
     std::memcpy(d, s, n);
 }
 
+// One contiguous copy that is a whole call's work (a contiguous type, or a count of them): from
+// kOneMin bytes the AVX2 loop too, not only from kRepMin. Measured with NAS_LU_x's contiguous
+// faces in L1 (ddt_pack of one element, eight output placements 0-56 bytes past a 64-byte
+// boundary, medians of 1,500): 2,560 B 28-31 ns against 35-43 ns by memcpy (the application's
+// loop 36-64); 1,320 B 18-23 against 20-23, level; 480 B 14.0-14.8 against 11.2-11.5 (make
+// bench's DDTBench suite), a loss, hence the threshold. Runs of strided blocks keep any_copy's
+// rule: there the next block's loads wait on this one's stores at some placements
+// (strided_blocks' comment).
+constexpr int64_t kOneMin = 2048;
+inline void one_copy(char* d, const char* s, int64_t n) {
+#if defined(__x86_64__)
+  if (n >= kOneMin && n < kRepMax && have_avx2()) return avx2_copy(d, s, n);
+#endif
+  any_copy(d, s, n);
+}
+
 // Moves one block between the packed stream (seq) and the user's buffer (at): gather for pack,
 // scatter for unpack; width W fixed at compile time, or the runtime width w when W == 0.
 template <bool Gather, int64_t W>
@@ -187,6 +223,31 @@ __attribute__((target("avx2"))) inline void wide_blocks_avx2(char* seq, uintptr_
 }
 #endif
 
+#if defined(__SSE2__)
+// Gather of blocks of W = 16q + 8 bytes (24, 40: NAS_LU's 5-double points), two at a time: the
+// pair is 2q + 1 words of 16 bytes in the output, the middle one the first block's last 8 bytes
+// beside the second's first 8, so every store lies at a multiple of 16 from the run's start.
+// Block by block, every other block's 16-byte stores start 8 bytes past a multiple of 16, and
+// one of them crosses a cache line every other pair: NAS_LU_y (40 B blocks) packed at 0.71-0.77
+// of its hand loop, which the compiler had paired this way.
+template <int64_t W>
+inline void gather_pairs(char* seq, uintptr_t p, int64_t stride, int64_t count) {
+  constexpr int64_t q = W / 16;
+  int64_t i = 0;
+  for (; i + 2 <= count; i += 2, seq += 2 * W, p += 2 * static_cast<uintptr_t>(stride)) {
+    const char* a = reinterpret_cast<const char*>(p);
+    const char* b = reinterpret_cast<const char*>(p + static_cast<uintptr_t>(stride));
+    __m128i x[2 * q + 1];
+    for (int64_t j = 0; j < q; ++j) x[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * j));
+    x[q] = _mm_castpd_si128(_mm_loadh_pd(_mm_load_sd(reinterpret_cast<const double*>(a + 16 * q)),
+                                         reinterpret_cast<const double*>(b)));
+    for (int64_t j = 0; j < q; ++j) x[q + 1 + j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 8 + 16 * j));
+    for (int64_t j = 0; j < 2 * q + 1; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + 16 * j), x[j]);
+  }
+  if (i < count) std::memcpy(seq, reinterpret_cast<const char*>(p), W);
+}
+#endif
+
 // count blocks of one width at a stride; run-time widths in [kMidMin, kMidMax) and [kWideMin,
 // kWideMax) take the AVX2 loop where the CPU has it.
 template <bool Gather, int64_t W>
@@ -194,6 +255,12 @@ inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, in
 #if defined(__x86_64__)
   if (W == 0 && ((w >= kWideMin && w < kWideMax) || (w >= kMidMin && w < kMidMax)) && have_avx2())
     return wide_blocks_avx2<Gather>(seq, p, stride, w, count);
+#endif
+#if defined(__SSE2__)
+  if constexpr (Gather && W >= 24 && W % 16 == 8) {
+    gather_pairs<W>(seq, p, stride, count);
+    return;
+  }
 #endif
   const int64_t width = W ? W : w;
 #pragma GCC unroll 4

@@ -155,7 +155,7 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
     const uintptr_t base = buf + static_cast<uintptr_t>(p.disp);
     if (p.dims == 0 && (count == 1 || p.extent == p.width) && hi - lo < ddt::kStreamBytes) {  // contiguous
       char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(lo));
-      return Gather ? ddt::any_copy(seq, at, hi - lo) : ddt::any_copy(at, seq, hi - lo);
+      return Gather ? ddt::one_copy(seq, at, hi - lo) : ddt::one_copy(at, seq, hi - lo);
     }
     if (count == 1 && lo == 0 && hi == p.size && ddt::small_nest<Gather>(p, base, seq)) return;
     if (count == 1) return ddt::nest<Gather>(p, ddt::view_of(p), base, lo, hi, seq);
@@ -186,6 +186,34 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
     UnpackOp op{seq, stream};
     run<UnpackOp>(type, p, count, buf, lo, hi, op);
   }
+}
+
+// One whole element (count 1, offset 0, every byte) of a plan that runs it as a plain loop nest
+// (Plan::plain_whole), moved between buf and the contiguous seq of seq_size bytes: the checks
+// pack_args and unpack_args make, for that case only, then the loop, with no stream arithmetic
+// and no shape or range dispatch in between (a small DDTBench face's call is as short as its
+// copy). Returns false, having moved nothing, for every other call, which then goes the general
+// way and makes (and reports) every check itself.
+template <bool Gather>
+inline bool plain_call(const void* buf, ddt_type type, const void* seq, int64_t seq_size) {
+  if (ddt::check_type(type) || !type->committed.load(std::memory_order_acquire)) return false;
+  const int64_t n = type->size;
+  if (n <= 0 || (Gather ? seq_size < n : seq_size != n)) return false;
+  const void* plan = type->plan.load(std::memory_order_acquire);
+  if (!plan || ddt::device_hook.load(std::memory_order_relaxed)) return false;
+  const ddt::Plan& p = *static_cast<const ddt::Plan*>(plan);
+  // hostile(buf, 1, type) and hostile(seq, n) of arguments.hpp, for one element: the bytes
+  // [buf + true_lb, buf + true_ub) and [seq, seq + n) keep clear of the lowest and highest 64 KiB
+  // (a NULL seq fails the second test).
+  const uint64_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb);
+  const uint64_t len = static_cast<uint64_t>(type->true_ub - type->true_lb);
+  constexpr uint64_t low = ddt::kLowAddresses, top = UINT64_MAX - low + 1;
+  if (!p.plain_whole[Gather] || lo - low >= top - low || len > top - lo ||
+      reinterpret_cast<uintptr_t>(seq) < low)
+    return false;
+  ddt::plain_whole<Gather>(p, reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(p.disp),
+                          const_cast<char*>(static_cast<const char*>(seq)));
+  return true;
 }
 
 }  // namespace
@@ -324,8 +352,14 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
 
 extern "C" {
 
-int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
-             int64_t outsize, int64_t* packed) {
+}  // extern "C"
+
+namespace {
+
+// The general ways of ddt_pack and ddt_unpack, apart from their plain calls (plain_call), so
+// that those pay no stack frame for them.
+__attribute__((noinline)) int pack_general(const void* inbuf, int64_t incount, ddt_type type, int64_t offset,
+                                           void* outbuf, int64_t outsize, int64_t* packed) {
   int64_t n;
   if (int e = ddt::pack_args(inbuf, incount, type, offset, outbuf, outsize, packed, &n)) return e;
   if (const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed); d && n > 0) {
@@ -343,8 +377,8 @@ int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, 
   });
 }
 
-int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
-               int64_t offset, int64_t* unpacked) {
+__attribute__((noinline)) int unpack_general(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount,
+                                             ddt_type type, int64_t offset, int64_t* unpacked) {
   if (int e = ddt::unpack_args(inbuf, insize, outbuf, outcount, type, offset, unpacked)) return e;
   if (const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed); d && insize > 0) {
     const int e = d->unpack(inbuf, insize, outbuf, outcount, type, offset);
@@ -360,6 +394,28 @@ int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount
     *unpacked = insize;
     return static_cast<int>(DDT_SUCCESS);
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+int ddt_pack(const void* inbuf, int64_t incount, ddt_type type, int64_t offset, void* outbuf,
+             int64_t outsize, int64_t* packed) {
+  if (incount == 1 && offset == 0 && packed && plain_call<true>(inbuf, type, outbuf, outsize)) {
+    *packed = type->size;
+    return DDT_SUCCESS;
+  }
+  return pack_general(inbuf, incount, type, offset, outbuf, outsize, packed);
+}
+
+int ddt_unpack(const void* inbuf, int64_t insize, void* outbuf, int64_t outcount, ddt_type type,
+               int64_t offset, int64_t* unpacked) {
+  if (outcount == 1 && offset == 0 && unpacked && plain_call<false>(outbuf, type, inbuf, insize)) {
+    *unpacked = insize;
+    return DDT_SUCCESS;
+  }
+  return unpack_general(inbuf, insize, outbuf, outcount, type, offset, unpacked);
 }
 
 int ddt_iov(const void* buf, int64_t count, ddt_type type, int64_t offset, struct iovec* iov,

@@ -139,16 +139,28 @@ inline void plain_nest(const Plan& p, uintptr_t base, char* seq) {
     strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
 }
 
+// A whole element of a plan whose plain_whole[Gather] is set: one copy, or plain_nest.
 template <bool Gather>
-inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
-  if (p.dims < 1 || p.dims > 2 || p.shuffle_stride || stream_stores(p.size, p.width, Gather)) return false;
+inline void plain_whole(const Plan& p, uintptr_t base, char* seq) {
+  if (p.dims == 0) {
+    char* at = reinterpret_cast<char*>(base);
+    return Gather ? one_copy(seq, at, p.size) : one_copy(at, seq, p.size);
+  }
   switch (p.kernel_width) {
 #define DDT_CASE_(W) \
-  case W: plain_nest<Gather, W>(p, base, seq); return true;
+  case W: return plain_nest<Gather, W>(p, base, seq);
     DDT_KERNEL_WIDTHS(DDT_CASE_)
 #undef DDT_CASE_
-    default: plain_nest<Gather, 0>(p, base, seq); return true;
+    default: return plain_nest<Gather, 0>(p, base, seq);
   }
+}
+
+// A whole element, where the plan runs it plainly; false (nothing moved) where it does not.
+template <bool Gather>
+inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
+  if (!p.plain_whole[Gather]) return false;
+  plain_whole<Gather>(p, base, seq);
+  return true;
 }
 
 // The width dispatch, once per call: the plan's kernel width, or streaming stores.

@@ -61,8 +61,9 @@ bool rows(const Layout& L, Plan& p) {
   return true;
 }
 
-// The shuffle kernel for tiny blocks at a short stride (see Plan::shuffle_stride).
-void shuffle(Plan& p);
+// The kernel choices of a Nest plan whose dimensions, width, size and extent are set: its fixed
+// width, the shuffle kernel, and whether a whole element runs as a plain loop nest.
+void kernels(Plan& p);
 
 // A short root table of nests (see Shape::Parts). A table of blocks alone is a Rows plan,
 // tried first; a longer table is a List or the walk.
@@ -79,8 +80,7 @@ bool parts(const Layout& L, Plan& p) {
     q.disp = e.disp;
     q.size = c.size;
     q.extent = c.hi - c.lo;  // called for one element at a time: read only by shuffle() below
-    q.kernel_width = kernel_width(q.width);
-    shuffle(q);
+    kernels(q);
   }
   p.parts = std::move(parts);
   p.part_offset.assign(L.prefix.begin() + x.child, L.prefix.begin() + x.child + x.count);
@@ -195,6 +195,15 @@ void shuffle(Plan& p) {
   p.shuffle_blocks = static_cast<int>(m);
 }
 
+void kernels(Plan& p) {
+  p.kernel_width = kernel_width(p.width);
+  shuffle(p);
+  for (int gather = 0; gather < 2; ++gather)
+    p.plain_whole[gather] = p.dims == 0 ? p.size < kStreamBytes
+                                        : p.dims <= 2 && !(gather && p.shuffle_stride) &&
+                                              !stream_stores(p.size, p.width, gather);
+}
+
 void drop(const void* p) {
   Plan* q = const_cast<Plan*>(static_cast<const Plan*>(p));  // the type's own, dying with it
   Recycled<int32_t>::give(q->list);
@@ -227,8 +236,7 @@ Plan make_plan(const Layout& L, int64_t extent) {
   p.ascending = pr.up[L.root];
   if (nest(L, L.root, p)) {
     p.shape = Shape::Nest;
-    p.kernel_width = kernel_width(p.width);
-    shuffle(p);
+    kernels(p);
   } else if (rows(L, p)) {
     p.shape = Shape::Rows;
   } else if (parts(L, p)) {

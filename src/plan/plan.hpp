@@ -75,6 +75,14 @@ struct Plan {
   std::vector<int64_t> part_offset;
   // The width the executor's fixed-width kernel is built for (0: the run-time width kernel).
   int64_t kernel_width = 0;
+  // A whole element (count 1, every byte) of a Nest of at most two dimensions that needs neither
+  // streaming stores nor the shuffle kernel runs as one plain loop nest (a contiguous block: one
+  // copy), straight from the entry point's checks (cpu/nest.hpp's small_nest). Index 1: pack
+  // (gather), 0: unpack. Decided here once, because the call it serves is short: DDTBench's small
+  // faces of 0.5-13 KB, where the entry point's work before the first byte moves (argument
+  // checks, plan lookup, shape and width dispatch: 190 instructions for a 40-byte block,
+  // callgrind at 9b9e2af) was as long as the copy.
+  bool plain_whole[2] = {false, false};
   // List: an element is the root table's entries, entry i at list[i] (int32 where every
   // displacement fits, which is the index lists of applications; else list64), cut into
   // segments: runs of entries that are one block (width > 0), and single entries of any other

@@ -389,6 +389,47 @@ TEST(Executors, WideBlocksInCache) {
   }
 }
 
+// Every block width from 1 to 130 B (the fixed-width kernels, the paired gather of 24 and 40 B
+// blocks, the overlapping moves of the widths between, the 32-byte loops above) at odd and even
+// counts, packed and unpacked as whole single elements (the entry points' plain call), as two
+// elements and from a byte offset (the general way), against a plain byte loop; an unpack writes
+// nothing between the blocks. Contiguous types around the single-copy thresholds too.
+TEST(Executors, EveryWidthWholeAndPartial) {
+  std::vector<int64_t> widths;
+  for (int64_t w = 1; w <= 130; ++w) widths.push_back(w);
+  for (int64_t w : {255, 256, 257, 480, 2047, 2048, 2560, 4095, 4096}) widths.push_back(w);
+  for (int64_t bl : widths)
+    for (int64_t count : {1, 2, 5, 12}) {
+      const int64_t st = bl + 8 + bl % 24, reps = 2;
+      std::vector<char> src(reps * count * st + 64);
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 29 + bl);
+      ddt_type u, v;  // elements continue the vector: its extent is count strides
+      ASSERT_EQ(ddt_type_vector(count, bl, st, DDT_CHAR, &u), DDT_SUCCESS);
+      ASSERT_EQ(ddt_type_resized(u, 0, count * st, &v), DDT_SUCCESS);
+      ddt_type_free(&u);
+      ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+      const std::vector<char> want = gather(src.data() + 5, reps * count, bl, st);
+      for (int64_t elements : {int64_t{1}, reps})
+        for (int64_t off : {int64_t{0}, bl / 2 + 1}) {
+          const int64_t total = elements * count * bl;
+          if (off >= total) continue;
+          std::vector<char> out(total - off + 16, 0x5a);
+          int64_t n;
+          ASSERT_EQ(ddt_pack(src.data() + 5, elements, v, off, out.data(), total - off, &n), DDT_SUCCESS);
+          ASSERT_EQ(n, total - off);
+          EXPECT_TRUE(std::equal(want.begin() + off, want.begin() + total, out.begin())) << bl << " " << count;
+          EXPECT_TRUE(std::all_of(out.end() - 16, out.end(), [](char c) { return c == 0x5a; })) << bl;
+          std::vector<char> back(src.size(), 0x11), ref(src.size(), 0x11);
+          for (int64_t b = 0, at = 0; b < elements * count; ++b)
+            for (int64_t j = 0; j < bl; ++j, ++at)
+              if (at >= off) ref[5 + b * st + j] = want[at];
+          ASSERT_EQ(ddt_unpack(want.data() + off, total - off, back.data() + 5, elements, v, off, &n), DDT_SUCCESS);
+          EXPECT_EQ(back, ref) << bl << " " << count << " " << elements << " " << off;
+        }
+      ddt_type_free(&v);
+    }
+}
+
 // Tiny blocks packed with byte shuffles (copy_kernels.hpp's gather_shuffle, the plan's shuffle
 // mask: width < stride <= 8): 1, 2 and 4 B blocks at strides of 2 W and 3 W (1 B also at 4),
 // counts around the kernel's 16-byte steps, and partial packs that start and end inside the run;
