@@ -127,39 +127,46 @@ inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* s
     r.range(d, base, lo, hi);
 }
 
-// One whole element of a nest of one or two dimensions, not streamed and with no shuffle kernel:
-// the loops straight from the plan, with no view, no range cutting and no recursion. This is the
-// call DDTBench's small faces make (0.5-13 KB, a dozen to a few hundred rows), where the fixed
-// cost of a call is a large part of the whole.
-template <bool Gather, int64_t W>
-inline void plain_nest(const Plan& p, uintptr_t base, char* seq) {
-  if (p.dims == 1) return strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
+// One whole element of a nest of at most two dimensions, not streamed and with no shuffle
+// kernel: the loops straight from the plan, with no view, no range cutting and no recursion.
+// This is the call DDTBench's small faces make (0.5-13 KB, a dozen to a few hundred rows), where
+// the fixed cost of a call is a large part of the whole. The kernels, in plan.hpp's numbering
+// (plain_index), each move one whole element of their plan and return 0 (DDT_SUCCESS), so that
+// an entry point can end in the call.
+using PlainKernel = int (*)(const Plan&, uintptr_t base, char* seq);
+
+template <bool Gather>
+int plain_copy(const Plan& p, uintptr_t base, char* seq) {
+  char* at = reinterpret_cast<char*>(base);
+  Gather ? one_copy(seq, at, p.size) : one_copy(at, seq, p.size);
+  return 0;
+}
+
+template <bool Gather, int64_t W, int Dims>
+int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
+  if (Dims == 1) {
+    strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
+    return 0;
+  }
   const int64_t row = p.n[0] * p.width;
   for (int64_t i = 0; i < p.n[1]; ++i, seq += row, base += static_cast<uintptr_t>(p.s[1]))
     strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
+  return 0;
 }
 
-// A whole element of a plan whose plain_whole[Gather] is set: one copy, or plain_nest.
 template <bool Gather>
-inline void plain_whole(const Plan& p, uintptr_t base, char* seq) {
-  if (p.dims == 0) {
-    char* at = reinterpret_cast<char*>(base);
-    return Gather ? one_copy(seq, at, p.size) : one_copy(at, seq, p.size);
-  }
-  switch (p.kernel_width) {
-#define DDT_CASE_(W) \
-  case W: return plain_nest<Gather, W>(p, base, seq);
-    DDT_KERNEL_WIDTHS(DDT_CASE_)
-#undef DDT_CASE_
-    default: return plain_nest<Gather, 0>(p, base, seq);
-  }
-}
+inline constexpr PlainKernel plain_kernels[kPlainKernels] = {
+    plain_copy<Gather>,
+#define DDT_ENTRY_(W) plain_kernel<Gather, W, 1>, plain_kernel<Gather, W, 2>,
+    DDT_KERNEL_WIDTHS(DDT_ENTRY_)
+#undef DDT_ENTRY_
+    plain_kernel<Gather, 0, 1>, plain_kernel<Gather, 0, 2>};
 
 // A whole element, where the plan runs it plainly; false (nothing moved) where it does not.
 template <bool Gather>
 inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
-  if (!p.plain_whole[Gather]) return false;
-  plain_whole<Gather>(p, base, seq);
+  if (p.plain[Gather] < 0) return false;
+  plain_kernels<Gather>[p.plain[Gather]](p, base, seq);
   return true;
 }
 

@@ -198,10 +198,11 @@ void shuffle(Plan& p) {
 void kernels(Plan& p) {
   p.kernel_width = kernel_width(p.width);
   shuffle(p);
-  for (int gather = 0; gather < 2; ++gather)
-    p.plain_whole[gather] = p.dims == 0 ? p.size < kStreamBytes
-                                        : p.dims <= 2 && !(gather && p.shuffle_stride) &&
-                                              !stream_stores(p.size, p.width, gather);
+  for (int gather = 0; gather < 2; ++gather) {
+    const bool plain = p.dims == 0 ? p.size < kStreamBytes
+                                   : p.dims <= 2 && !(gather && p.shuffle_stride) && !stream_stores(p.size, p.width, gather);
+    p.plain[gather] = static_cast<int8_t>(plain ? plain_index(p.kernel_width, p.dims) : -1);
+  }
 }
 
 void drop(const void* p) {

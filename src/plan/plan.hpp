@@ -77,12 +77,13 @@ struct Plan {
   int64_t kernel_width = 0;
   // A whole element (count 1, every byte) of a Nest of at most two dimensions that needs neither
   // streaming stores nor the shuffle kernel runs as one plain loop nest (a contiguous block: one
-  // copy), straight from the entry point's checks (cpu/nest.hpp's small_nest). Index 1: pack
-  // (gather), 0: unpack. Decided here once, because the call it serves is short: DDTBench's small
-  // faces of 0.5-13 KB, where the entry point's work before the first byte moves (argument
-  // checks, plan lookup, shape and width dispatch: 190 instructions for a 40-byte block,
-  // callgrind at 9b9e2af) was as long as the copy.
-  bool plain_whole[2] = {false, false};
+  // copy), straight from the entry point's checks: plain[1] for pack (gather), plain[0] for
+  // unpack, is the executor's kernel for it (plain_index below), or -1. Decided here once,
+  // because the call it serves is short: DDTBench's small faces of 0.5-13 KB, where the entry
+  // point's work before the first byte moves (argument checks, plan lookup, shape and width
+  // dispatch: 190 instructions for a 40-byte block, callgrind at 9b9e2af) was as long as the
+  // copy.
+  int8_t plain[2] = {-1, -1};
   // List: an element is the root table's entries, entry i at list[i] (int32 where every
   // displacement fits, which is the index lists of applications; else list64), cut into
   // segments: runs of entries that are one block (width > 0), and single entries of any other
@@ -129,6 +130,26 @@ inline int64_t kernel_width(int64_t w) {
 #undef DDT_CASE_
     default: return 0;
   }
+}
+
+// The plain whole-element kernels (Plan::plain), numbered: 0 one contiguous copy; then, for each
+// width of DDT_KERNEL_WIDTHS in order and last the run-time width, a nest of one dimension and
+// one of two. The executors keep a table in this order (cpu/nest.hpp's plain_kernels).
+constexpr int kPlainWidths = 0
+#define DDT_COUNT_(W) +1
+    DDT_KERNEL_WIDTHS(DDT_COUNT_)
+#undef DDT_COUNT_
+    ;
+constexpr int kPlainKernels = 1 + 2 * (kPlainWidths + 1);
+inline int plain_index(int64_t width, int dims) {
+  if (dims == 0) return 0;
+  int k = 0;
+#define DDT_FIND_(W) \
+  if (width == W) return 1 + 2 * k + dims - 1; \
+  ++k;
+  DDT_KERNEL_WIDTHS(DDT_FIND_)
+#undef DDT_FIND_
+  return 1 + 2 * k + dims - 1;
 }
 
 // Non-temporal stores pay off once the output no longer fits the last-level cache, for blocks
