@@ -430,6 +430,28 @@ TEST(Executors, EveryWidthWholeAndPartial) {
     }
 }
 
+// Paired gathers of 24 and 40 B blocks at strides of a page and more over spans past kFarSpan
+// (the prefetching loop), odd and even counts, whole and from an offset.
+TEST(Executors, PairedGathersAtPageStrides) {
+  for (int64_t bl : {24, 40})
+    for (int64_t st : {int64_t{4096}, int64_t{4160}, int64_t{16400}})
+      for (int64_t count : {int64_t{7}, int64_t{64}, int64_t{101}}) {
+        std::vector<char> src(count * st);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + bl);
+        ddt_type v;
+        ASSERT_EQ(ddt_type_vector(count, bl, st, DDT_CHAR, &v), DDT_SUCCESS);
+        ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+        const std::vector<char> want = gather(src.data(), count, bl, st);
+        for (int64_t off : {int64_t{0}, bl + 3}) {
+          std::vector<char> out(want.size() - off);
+          int64_t n;
+          ASSERT_EQ(ddt_pack(src.data(), 1, v, off, out.data(), out.size(), &n), DDT_SUCCESS);
+          EXPECT_TRUE(std::equal(out.begin(), out.end(), want.begin() + off)) << bl << " " << st << " " << count;
+        }
+        ddt_type_free(&v);
+      }
+}
+
 // Tiny blocks packed with byte shuffles (copy_kernels.hpp's gather_shuffle, the plan's shuffle
 // mask: width < stride <= 8): 1, 2 and 4 B blocks at strides of 2 W and 3 W (1 B also at 4),
 // counts around the kernel's 16-byte steps, and partial packs that start and end inside the run;
