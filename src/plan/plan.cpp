@@ -130,56 +130,142 @@ void profile_node(const Layout& L, Profile& pr, size_t i) {
   }
 }
 
+// An entry of a List whose node is not a block but a small tree of blocks (kExpandMax blocks or
+// fewer) is listed block by block, as if the table held them: LAMMPS's per-atom arrays of one
+// spacing canonicalise to a vector of an index list (three 8-byte tables at a constant distance)
+// beside the positions' list, and that entry went to the table walk, 16-byte entries and a node
+// test per block (22 instructions per block under callgrind, against 2.6 in the list). The list
+// grows by the tree's blocks: four bytes each, and no larger than kListMax.
+constexpr int64_t kExpandMax = int64_t{1} << 16, kListMax = int64_t{1} << 22;
+
+// Appends the blocks of node at displacement d, in stream order, to the list being built.
+template <class D>
+struct Lister {
+  const Layout& L;
+  std::vector<D>& out;
+  std::vector<Plan::Segment>& segments;
+  int64_t lo = INT64_MAX, hi = INT64_MIN, blocks = 0;
+
+  // k entries at d + en[i].disp, every one block `node` of `width` bytes; equal widths share a
+  // segment. One loop that tests nothing else per block (at commit: tables of 10^4 entries).
+  void run(const Entry* en, int64_t k, int64_t d, int64_t width, int64_t node) {
+    if (segments.empty() || segments.back().width != width)
+      segments.push_back({static_cast<int64_t>(out.size()), 0, width, node});
+    segments.back().count += k;
+    blocks += k;
+    const size_t first = out.size();
+    out.resize(first + static_cast<size_t>(k));
+    D* o = out.data() + first;
+    int64_t l = lo, h = hi;  // locals: as members they were stored and reloaded every block
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t at = d + en[i].disp;  // representable (builder)
+      l = std::min(l, at), h = std::max(h, at);
+      o[i] = static_cast<D>(at);  // too narrow for some: lo/hi tell, and the caller redoes it wide
+    }
+    lo = l, hi = h;
+  }
+  // The blocks of node placed at d, in stream order.
+  void tree(int64_t node, int64_t d) {
+    const Node& n = L.nodes[node];
+    if (n.kind == Kind::Block) {
+      const Entry one{0, node};
+      return run(&one, 1, d, n.size, node);
+    }
+    if (n.kind == Kind::Vec) {
+      for (int64_t i = 0; i < n.count; ++i) tree(n.child, d + i * n.stride);
+      return;
+    }
+    const Entry* en = L.entries.data() + n.child;
+    const bool uniform = L.facts.size() == L.nodes.size() && L.facts[node].uniform;
+    for (int64_t j = 0; j < n.count;) {
+      const Node& c = L.nodes[en[j].node];
+      if (c.kind != Kind::Block) {
+        tree(en[j].node, d + en[j].disp);
+        ++j;
+        continue;
+      }
+      const int64_t k = run_end(en, j, n.count, uniform);
+      run(en + j, k - j, d, c.size, en[j].node);
+      j = k;
+    }
+  }
+  // The root table: runs of one block as one loop that tests nothing else, small trees expanded,
+  // any other entry a segment of its own (width 0: walked).
+  void root(const Entry* e, int64_t count, bool uniform, const Profile& pr, bool expand) {
+    for (int64_t j = 0; j < count;) {
+      const int64_t node = e[j].node;
+      const Node& n = L.nodes[node];
+      if (n.kind == Kind::Block) {
+        const int64_t k = run_end(e, j, count, uniform);
+        run(e + j, k - j, 0, n.size, node);
+        j = k;
+        continue;
+      }
+      if (expand && pr.blocks[node] <= kExpandMax) {
+        tree(node, e[j].disp);
+      } else {
+        segments.push_back({static_cast<int64_t>(out.size()), 1, 0, node});
+        lo = std::min(lo, e[j].disp), hi = std::max(hi, e[j].disp);
+        out.push_back(static_cast<D>(e[j].disp));
+      }
+      ++j;
+    }
+  }
+};
+
 // A root table longer than a Rows table, as segments (Plan::segments). Chosen when at least
-// half its entries are blocks: a table of sub-tables is as well served by the walk. The same pass
-// gives the root's profile (Plan::blocks, Plan::ascending; the other nodes' are in pr), which a
-// separate pass over the table computed before. (The two passes cost 40 instructions per entry
-// of SPECFEM3D_cm c=1 under callgrind; now 15.)
+// half its listed entries are blocks: a table of sub-tables is as well served by the walk. The
+// same pass gives the root's profile (Plan::blocks, Plan::ascending; the other nodes' are in pr),
+// which a separate pass over the table computed before. (The two passes cost 40 instructions per
+// entry of SPECFEM3D_cm c=1 under callgrind; now 15.)
 bool list(const Layout& L, const Profile& pr, Plan& p) {
   const Node& x = L.nodes[L.root];
   const Entry* e = L.entries.data() + x.child;
-  // One pass: segments and the 32-bit displacements together (commit pays for this pass: tables
-  // of 10^4 entries are DDTBench's largest).
-  p.list = Recycled<int32_t>::take(x.count);  // (layout/recycle.hpp; given back by drop())
-  p.list.resize(x.count);
-  int32_t* out = p.list.data();
-  int64_t lo = INT64_MAX, hi = INT64_MIN, blocks = 0;
-  int64_t root_blocks = 0, end = INT64_MIN;  // the root's profile, as profile_node() has it
-  bool ascending = true;
-  // Run by run: a run of one block is one segment, found first (the builder knows a table of one
-  // node: nothing to find), then its displacements are copied in a loop that tests nothing else
-  // (entry by entry, with the run test and the segment bookkeeping in the loop, this pass cost 21
-  // instructions per entry).
   const bool uniform = L.facts.size() == L.nodes.size() && L.facts[L.root].uniform;
+  // The root's profile, as profile_node() has it.
+  int64_t root_blocks = 0, end = INT64_MIN, listed = 0;
+  int64_t lowest = INT64_MAX, highest = INT64_MIN;  // every listed displacement lies in [lowest, highest]
+  bool ascending = true;
   for (int64_t j = 0; j < x.count;) {
     const int64_t node = e[j].node;
     const Node& n = L.nodes[node];
-    // the run [j, k): every entry of one block, or a single other entry
     const int64_t k = n.kind == Kind::Block ? run_end(e, j, x.count, uniform) : j + 1;
-    if (n.kind == Kind::Block) blocks += k - j;
-    p.segments.push_back({j, k - j, n.kind == Kind::Block ? n.size : 0, node});
     root_blocks = plus(root_blocks, times(k - j, pr.blocks[node]));
+    listed = plus(listed, n.kind == Kind::Block ? k - j : pr.blocks[node] <= kExpandMax ? pr.blocks[node] : 1);
     ascending &= pr.up[node] != 0;
     for (; j < k; ++j) {
-      const int64_t d = e[j].disp;
-      lo = std::min(lo, d), hi = std::max(hi, d);
-      out[j] = static_cast<int32_t>(d);  // rewritten below if some displacement does not fit
-      ascending &= d + n.lo >= end;  // displacements are representable (builder)
-      end = d + n.hi;
+      ascending &= e[j].disp + n.lo >= end;  // displacements are representable (builder)
+      end = e[j].disp + n.hi;
+      lowest = std::min(lowest, e[j].disp + n.lo), highest = std::max(highest, end);
     }
   }
   p.blocks = root_blocks;
   p.ascending = ascending;
-  const bool fits = lo >= INT32_MIN && hi <= INT32_MAX;
-  if (2 * blocks < x.count) {
+  const bool expand = listed <= std::max(kListMax, x.count);
+  // One pass for segments and 32-bit displacements (commit pays for it: tables of 10^4 entries
+  // are DDTBench's largest); again with 64-bit ones where some displacement does not fit.
+  // Applications' index lists fit 32 bits; absolute addresses (MPI_BOTTOM types, as LAMMPS's)
+  // do not, and where the bounds cannot tell, the narrow pass finds out and the wide one redoes it.
+  bool narrow = lowest >= INT32_MIN && highest <= INT32_MAX;
+  if (narrow) {
+    p.list = Recycled<int32_t>::take(expand ? listed : x.count);  // (layout/recycle.hpp; given back by drop())
+    Lister<int32_t> l{L, p.list, p.segments};
+    l.root(e, x.count, uniform, pr, expand);
+    if (l.lo < INT32_MIN || l.hi > INT32_MAX) narrow = false, p.list.clear(), p.segments.clear();
+  }
+  if (!narrow) {
+    p.list64.reserve(expand ? listed : x.count);
+    Lister<int64_t> l{L, p.list64, p.segments};
+    l.root(e, x.count, uniform, pr, expand);
+  }
+  const int64_t n = static_cast<int64_t>(p.list.size() + p.list64.size());
+  int64_t blocks = 0;
+  for (const Plan::Segment& g : p.segments) blocks += g.width > 0 ? g.count : 0;
+  if (2 * blocks < n) {
     p.segments.clear();
     p.list.clear();
+    p.list64.clear();
     return false;
-  }
-  if (!fits) {
-    p.list.clear();
-    p.list64.resize(x.count);
-    for (int64_t j = 0; j < x.count; ++j) p.list64[j] = e[j].disp;
   }
   if (p.uniform_list()) p.width = p.segments[0].width;
   return true;

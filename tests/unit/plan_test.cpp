@@ -366,6 +366,55 @@ TEST(Executors, SegmentedLists) {
   for (ddt_type* t : {&a, &b, &v, &s, &r}) ddt_type_free(t);
 }
 
+// A list entry whose node is a tree of blocks is listed block by block (LAMMPS's arrays of one
+// spacing: a vector of an index list), unless the tree has more than the plan's expansion limit
+// of blocks, which stays one walked entry: both against the type's own listing.
+TEST(Executors, ListsExpandSmallTrees) {
+  std::mt19937_64 rng(5);
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < 400; ++i) d.push_back(i * 40 + static_cast<int64_t>(rng() % 16));
+  std::shuffle(d.begin(), d.end(), rng);
+  for (int64_t big : {int64_t{3}, int64_t{200}}) {  // 1,200 and 80,000 blocks
+    ddt_type a, t, v, s;
+    ASSERT_EQ(ddt_type_hindexed_block(d.size(), 12, d.data(), DDT_BYTE, &a), DDT_SUCCESS);
+    ASSERT_EQ(ddt_type_hindexed_block(d.size(), 1, d.data(), DDT_INT, &t), DDT_SUCCESS);
+    ASSERT_EQ(ddt_type_hvector(big, 1, 16 * 1024, t, &v), DDT_SUCCESS);  // big copies of the list
+    const int64_t bls[2] = {1, 1}, at[2] = {0, 20000};
+    const ddt_type ts[2] = {a, v};
+    ASSERT_EQ(ddt_type_struct(2, bls, at, ts, &s), DDT_SUCCESS);
+    ASSERT_EQ(ddt_type_commit(s), DDT_SUCCESS);
+    const ddt::Plan& p = ddt::plan_of(s);
+    ASSERT_EQ(p.shape, ddt::Shape::List) << big;
+    bool walked = false;
+    for (const ddt::Plan::Segment& g : p.segments) walked |= g.width == 0;
+    EXPECT_EQ(walked, big > 3) << "trees of more blocks than the limit stay one walked entry";
+    int64_t lb, extent, total;
+    ddt_type_true_extent(s, &lb, &extent);
+    ddt_type_size(s, &total);
+    std::vector<char> arr(lb + extent);
+    for (size_t i = 0; i < arr.size(); ++i) arr[i] = static_cast<char>(rng());
+    std::vector<char> want;
+    for (int64_t off = 0; off < total;) {
+      struct iovec iov[256];
+      int64_t nio, bytes;
+      ASSERT_EQ(ddt_iov(arr.data(), 1, s, off, iov, 256, &nio, &bytes), DDT_SUCCESS);
+      for (int64_t i = 0; i < nio; ++i)
+        want.insert(want.end(), static_cast<char*>(iov[i].iov_base), static_cast<char*>(iov[i].iov_base) + iov[i].iov_len);
+      off += bytes;
+    }
+    std::vector<char> got(total);
+    int64_t n;
+    ASSERT_EQ(ddt_pack(arr.data(), 1, s, 0, got.data(), total, &n), DDT_SUCCESS);
+    EXPECT_EQ(got, want) << big;
+    std::vector<char> back(arr.size(), 0);
+    ASSERT_EQ(ddt_unpack(want.data(), total, back.data(), 1, s, 0, &n), DDT_SUCCESS);
+    std::vector<char> again(total);
+    ASSERT_EQ(ddt_pack(back.data(), 1, s, 0, again.data(), total, &n), DDT_SUCCESS);
+    EXPECT_EQ(again, want) << big;
+    for (ddt_type* x : {&a, &t, &v, &s}) ddt_type_free(x);
+  }
+}
+
 // Run-time widths from 1 KiB to 8 KiB take the 32-byte loop (narrower ones memcpy): widths that
 // are and are not multiples of 32, pack and unpack, the gaps left alone.
 TEST(Executors, WideBlocksInCache) {
