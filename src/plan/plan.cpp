@@ -267,6 +267,7 @@ bool list(const Layout& L, const Profile& pr, Plan& p) {
     p.list64.clear();
     return false;
   }
+  p.blocks_only = blocks == n;
   if (p.uniform_list()) p.width = p.segments[0].width;
   return true;
 }

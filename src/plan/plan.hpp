@@ -100,6 +100,7 @@ struct Plan {
   std::vector<int32_t> list;
   std::vector<int64_t> list64;
   bool uniform_list() const { return segments.size() == 1 && segments[0].width > 0; }
+  bool blocks_only = false;  // every segment a run of blocks (no walked entry): any range is listed
   // Packing tiny blocks that lie close together (width < stride <= 8): one 16-byte load, a byte
   // shuffle and one store move 16 / stride blocks (SSSE3, where the CPU has it). Chosen for the
   // innermost stride a call will see: the nest's, or for a nest of one block, the extent.

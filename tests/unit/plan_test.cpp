@@ -406,8 +406,13 @@ TEST(Executors, ListsExpandSmallTrees) {
     int64_t n;
     ASSERT_EQ(ddt_pack(arr.data(), 1, s, 0, got.data(), total, &n), DDT_SUCCESS);
     EXPECT_EQ(got, want) << big;
+    std::vector<char> pieces(total);  // partial ranges: listed where every entry is, else walked
+    for (int64_t off = 0; off < total; off += 1001)
+      ASSERT_EQ(ddt_pack(arr.data(), 1, s, off, pieces.data() + off, std::min<int64_t>(1001, total - off), &n), DDT_SUCCESS);
+    EXPECT_EQ(pieces, want) << big;
     std::vector<char> back(arr.size(), 0);
-    ASSERT_EQ(ddt_unpack(want.data(), total, back.data(), 1, s, 0, &n), DDT_SUCCESS);
+    for (int64_t off = 0; off < total; off += 1001)
+      ASSERT_EQ(ddt_unpack(want.data() + off, std::min<int64_t>(1001, total - off), back.data(), 1, s, off, &n), DDT_SUCCESS);
     std::vector<char> again(total);
     ASSERT_EQ(ddt_pack(back.data(), 1, s, 0, again.data(), total, &n), DDT_SUCCESS);
     EXPECT_EQ(again, want) << big;
