@@ -28,7 +28,7 @@ struct PackOp {
     return true;
   }
   bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-    if (stream && w >= ddt::kStreamGatherMinWidth)
+    if (stream && ddt::stream_width(w, true))
       ddt::stream_blocks<true>(out, p, stride, w, count);
     else
       ddt::run_blocks<true>(out, p, stride, w, count);
@@ -51,7 +51,7 @@ struct UnpackOp {
     return true;
   }
   bool blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-    if (stream && w >= ddt::kStreamMinWidth)
+    if (stream && ddt::stream_width(w, false))
       ddt::stream_blocks<false>(const_cast<char*>(in), p, stride, w, count);
     else
       ddt::run_blocks<false>(const_cast<char*>(in), p, stride, w, count);

@@ -178,9 +178,12 @@ constexpr int64_t kStreamBytes = int64_t{16} << 20;
 constexpr int64_t kStreamMinWidth = 64;
 constexpr int64_t kStreamGatherMinWidth = 1024;
 inline bool stream_line_width(int64_t w) { return w == 4 || w == 8 || w == 16; }
+// Whether blocks of this width stream, once the output is past kStreamBytes (the walk asks per run).
+inline bool stream_width(int64_t width, bool gather) {
+  return width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth) || (gather && stream_line_width(width));
+}
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
-  return output_bytes >= kStreamBytes &&
-         (width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth) || (gather && stream_line_width(width)));
+  return output_bytes >= kStreamBytes && stream_width(width, gather);
 }
 
 // Builds the plan of a layout with the given extent (pure; for tests and for plan_of).

@@ -183,6 +183,31 @@ TEST(Executors, StreamingStoresMoveTheSameBytes) {
   ASSERT_EQ(ddt_pack(arr.data(), 1, s6, 0, out.data(), total, &n), DDT_SUCCESS);
   EXPECT_EQ(out, via_iov);
   ddt_type_free(&s6);
+  // The walk's streaming path with 8-byte blocks (output lines assembled from blocks): a 6-D
+  // subarray of doubles, every other double of the innermost dimension, 2.5 M blocks.
+  const int64_t sz[6] = {20, 20, 20, 20, 20, 2}, sb[6] = {19, 19, 19, 19, 19, 1}, st[6] = {1, 0, 1, 0, 1, 1};
+  ASSERT_EQ(ddt_type_subarray(6, sz, sb, st, DDT_ORDER_C, DDT_DOUBLE, &s6), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_commit(s6), DDT_SUCCESS);
+  EXPECT_EQ(ddt::plan_of(s6).shape, ddt::Shape::Walk);
+  ddt_type_size(s6, &total);
+  ASSERT_GE(total, ddt::kStreamBytes);
+  std::vector<double> grid(20 * 20 * 20 * 20 * 20 * 2);
+  for (size_t i = 0; i < grid.size(); ++i) grid[i] = static_cast<double>(i);
+  std::vector<double> expect;
+  for (int64_t a = 1; a < 20; ++a)
+    for (int64_t b = 0; b < 19; ++b)
+      for (int64_t c = 1; c < 20; ++c)
+        for (int64_t d = 0; d < 19; ++d)
+          for (int64_t e = 1; e < 20; ++e) expect.push_back(grid[((((a * 20 + b) * 20 + c) * 20 + d) * 20 + e) * 2 + 1]);
+  for (int64_t shift : {0, 8}) {  // 8: the output reaches a line boundary after a block
+    std::vector<char> o(total + 128, 0);
+    char* at = o.data() + 64 - (reinterpret_cast<uintptr_t>(o.data()) & 63) + shift;
+    ASSERT_EQ(ddt_pack(grid.data(), 1, s6, 0, at, total, &n), DDT_SUCCESS);
+    EXPECT_EQ(0, std::memcmp(at, expect.data(), total)) << shift;
+    EXPECT_EQ(at[-1], 0);
+    EXPECT_EQ(at[total], 0);
+  }
+  ddt_type_free(&s6);
 }
 
 // The shuffle kernel for tiny blocks (width < stride <= 8): every width and stride it takes, any
