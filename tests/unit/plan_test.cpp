@@ -314,6 +314,16 @@ TEST(Executors, ListsOfOneWidth) {
         off += len;
       }
       EXPECT_EQ(got, want) << w << " " << absolute;
+      std::fill(got.begin(), got.end(), 0);  // whole, and in pieces of up to 40 blocks (the gather kernels' steps)
+      ASSERT_EQ(ddt_pack(buf, c, r, 0, got.data(), total, &m), DDT_SUCCESS);
+      EXPECT_EQ(got, want) << w << " " << absolute << " whole";
+      std::fill(got.begin(), got.end(), 0);
+      for (int64_t off = 0; off < total;) {
+        const int64_t len = std::min<int64_t>(total - off, 1 + rng() % (40 * w));
+        ASSERT_EQ(ddt_pack(buf, c, r, off, got.data() + off, len, &m), DDT_SUCCESS);
+        off += len;
+      }
+      EXPECT_EQ(got, want) << w << " " << absolute << " long pieces";
       std::vector<char> back(arr.size(), 0), ref(arr.size(), 0);
       for (int64_t k = 0; k < c; ++k)
         for (int64_t i = 0; i < n; ++i) std::memcpy(ref.data() + k * span + d[i], want.data() + (k * n + i) * w, w);
