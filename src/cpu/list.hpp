@@ -16,7 +16,10 @@ namespace ddt {
 // instruction; returns how many blocks it moved (whole steps only). SPECFEM3D_oc (4 B blocks by
 // an index list), ns, the scalar loop / this / the application's loop, one process, medians of
 // 11: c=1 (493 blocks) 177 / 95 / 177, c=3 (1,897) 916 / 787 / 975, c=4 (3,225) 1,723 / 1,545 /
-// 1,802 (the larger lists wait on their random loads either way).
+// 1,802 (the larger lists wait on their random loads either way). Caveat: Intel's microcode
+// mitigation of Gather Data Sampling slows this instruction several-fold on the cores it applies
+// to (Skylake to Ice Lake); the figures above are from this machine (`make bench`'s report names
+// the CPU), and the scalar loop stays a one-line change away if a machine shows otherwise.
 template <int64_t W>
 __attribute__((target("avx2"))) inline int64_t gather_list_avx2(char* seq, uintptr_t at, const int32_t* d, int64_t n) {
   int64_t i = 0;
