@@ -224,12 +224,13 @@ __attribute__((target("avx2"))) inline void wide_blocks_avx2(char* seq, uintptr_
 #endif
 
 #if defined(__SSE2__)
-// Gather of blocks of W = 16q + 8 bytes (24, 40: NAS_LU's 5-double points), two at a time: the
-// pair is 2q + 1 words of 16 bytes in the output, the middle one the first block's last 8 bytes
-// beside the second's first 8, so every store lies at a multiple of 16 from the run's start.
-// Block by block, every other block's 16-byte stores start 8 bytes past a multiple of 16, and
-// one of them crosses a cache line every other pair: NAS_LU_y (40 B blocks) packed at 0.71-0.77
-// of its hand loop, which the compiler had paired this way.
+// Two 8-byte words from any addresses, side by side in one register: 8-byte loads with no
+// alignment to promise (a double* that is not 8-byte aligned would be undefined behaviour, and
+// UBSan says so).
+inline __m128i two_words(const char* lo, const char* hi) {
+  return _mm_unpacklo_epi64(_mm_loadu_si64(lo), _mm_loadu_si64(hi));
+}
+
 // A gather whose stride is a page or more gets no help from the hardware prefetchers, which do
 // not cross 4 KiB pages: every block's first load waits for its line. A prefetch of the block
 // kPageAhead blocks on hides that where the run spans kFarSpan or more (below, its lines are
@@ -249,7 +250,7 @@ inline bool far_gather(int64_t stride, int64_t count) {
 }
 
 #if defined(__x86_64__)
-// The same for 40 B blocks with 32-byte moves: a pair is one 32-byte load and store from each
+// gather_pairs (below) for 40 B blocks with 32-byte moves: a pair is one 32-byte load and store from each
 // block and one 16-byte word between them (three stores, not five). NAS_LU_y (5 doubles a point),
 // ddt_pack of the whole face, medians of 11 in one process, ns, 16-byte pairs / 32-byte pairs /
 // the application's loop: N=12 16.7 / 14.3 / 12.6, N=64 42.8 / 39.3-42.4 / 39.7, N=102 84 / 75 /
@@ -265,16 +266,22 @@ __attribute__((target("avx2"))) inline void gather_pairs40_avx2(char* seq, uintp
       _mm_prefetch(b + kPageAhead * stride, _MM_HINT_T0);
     }
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
-    const __m128d m = _mm_loadh_pd(_mm_load_sd(reinterpret_cast<const double*>(a + 32)), reinterpret_cast<const double*>(b));
+    const __m128i m = two_words(a + 32, b);
     const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 8));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(seq), x);
-    _mm_storeu_pd(reinterpret_cast<double*>(seq + 32), m);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + 32), m);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(seq + 48), y);
   }
   if (i < count) std::memcpy(seq, reinterpret_cast<const char*>(p), 40);
 }
 #endif
 
+// Gather of blocks of W = 16q + 8 bytes (24, 40: NAS_LU's 5-double points), two at a time: the
+// pair is 2q + 1 words of 16 bytes in the output, the middle one the first block's last 8 bytes
+// beside the second's first 8, so every store lies at a multiple of 16 from the run's start.
+// Block by block, every other block's 16-byte stores start 8 bytes past a multiple of 16, and
+// one of them crosses a cache line every other pair: NAS_LU_y (40 B blocks) packed at 0.71-0.77
+// of its hand loop, which the compiler had paired this way.
 template <int64_t W>
 inline void gather_pairs(char* seq, uintptr_t p, int64_t stride, int64_t count) {
   constexpr int64_t q = W / 16;
@@ -292,8 +299,7 @@ inline void gather_pairs(char* seq, uintptr_t p, int64_t stride, int64_t count) 
     }
     __m128i x[2 * q + 1];
     for (int64_t j = 0; j < q; ++j) x[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * j));
-    x[q] = _mm_castpd_si128(_mm_loadh_pd(_mm_load_sd(reinterpret_cast<const double*>(a + 16 * q)),
-                                         reinterpret_cast<const double*>(b)));
+    x[q] = two_words(a + 16 * q, b);
     for (int64_t j = 0; j < q; ++j) x[q + 1 + j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 8 + 16 * j));
     for (int64_t j = 0; j < 2 * q + 1; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + 16 * j), x[j]);
   }
@@ -565,8 +571,7 @@ inline __m128i gather_word(uintptr_t p, int64_t stride) {  // the 16 output byte
   if constexpr (W == 16) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   } else if constexpr (W == 8) {
-    return _mm_castpd_si128(_mm_loadh_pd(_mm_load_sd(reinterpret_cast<const double*>(p)),
-                                         reinterpret_cast<const double*>(p + static_cast<uintptr_t>(stride))));
+    return two_words(reinterpret_cast<const char*>(p), reinterpret_cast<const char*>(p + static_cast<uintptr_t>(stride)));
   } else {
     static_assert(W == 4, "gather_word: 4, 8 or 16 bytes");
     int32_t b[4];
