@@ -46,14 +46,25 @@ inline void typed_span(const void* buf, int64_t count, ddt_type type, uint64_t* 
                                   span < 0 ? -static_cast<uint64_t>(span) : static_cast<uint64_t>(span), len);
 }
 
+// Do the bytes [lo, lo + len) reach into the lowest or the highest 64 KiB of the address space?
+inline bool in_low_window(uint64_t lo, uint64_t len) {
+  const uint64_t top = UINT64_MAX - static_cast<uint64_t>(kLowAddresses) + 1;  // the window below 2^64
+  return lo < static_cast<uint64_t>(kLowAddresses) || lo >= top || len > top - lo;
+}
+
 inline bool hostile(const void* buf, int64_t count, ddt_type type) {
   if (count == 0 || type->size == 0) return false;
   uint64_t lo, len;
   bool wraps;
   typed_span(buf, count, type, &lo, &len, &wraps);
-  if (wraps) return true;
-  const uint64_t top = UINT64_MAX - static_cast<uint64_t>(kLowAddresses) + 1;  // the window below 2^64
-  return lo < static_cast<uint64_t>(kLowAddresses) || lo >= top || len > top - lo;
+  return wraps || in_low_window(lo, len);
+}
+
+// hostile(buf, 1, type) for a type with data, with no span arithmetic (the entry points' plain
+// call, execute.cpp, makes it on every small call).
+inline bool hostile_element(const void* buf, ddt_type type) {
+  return in_low_window(reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb),
+                       static_cast<uint64_t>(type->true_ub - type->true_lb));
 }
 
 // A contiguous buffer of n bytes at p (the packed side): the same rule.

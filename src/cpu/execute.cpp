@@ -204,14 +204,8 @@ inline const ddt::Plan* plain_call(const void* buf, ddt_type type, const void* s
   const void* plan = type->plan.load(std::memory_order_acquire);
   if (!plan || ddt::device_hook.load(std::memory_order_relaxed)) return nullptr;
   const ddt::Plan* p = static_cast<const ddt::Plan*>(plan);
-  // hostile(buf, 1, type) and hostile(seq, n) of arguments.hpp, for one element: the bytes
-  // [buf + true_lb, buf + true_ub) and [seq, seq + n) keep clear of the lowest and highest 64 KiB
-  // (a NULL seq fails the second test).
-  const uint64_t lo = reinterpret_cast<uintptr_t>(buf) + static_cast<uint64_t>(type->true_lb);
-  const uint64_t len = static_cast<uint64_t>(type->true_ub - type->true_lb);
-  constexpr uint64_t low = ddt::kLowAddresses, top = UINT64_MAX - low + 1;
-  if (p->plain[Gather] < 0 || lo - low >= top - low || len > top - lo || reinterpret_cast<uintptr_t>(seq) < low)
-    return nullptr;
+  // A NULL seq fails the second test.
+  if (p->plain[Gather] < 0 || ddt::hostile_element(buf, type) || ddt::hostile(seq, n)) return nullptr;
   return p;
 }
 
@@ -348,10 +342,6 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
 }
 
 }  // namespace ddt
-
-extern "C" {
-
-}  // extern "C"
 
 namespace {
 

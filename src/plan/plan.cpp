@@ -137,6 +137,7 @@ void profile_node(const Layout& L, Profile& pr, size_t i) {
 // test per block (22 instructions per block under callgrind, against 2.6 in the list). The list
 // grows by the tree's blocks: four bytes each, and no larger than kListMax.
 constexpr int64_t kExpandMax = int64_t{1} << 16, kListMax = int64_t{1} << 22;
+bool small_tree(const Profile& pr, int64_t node) { return pr.blocks[node] <= kExpandMax; }
 
 // Appends the blocks of node at displacement d, in stream order, to the list being built.
 template <class D>
@@ -144,7 +145,7 @@ struct Lister {
   const Layout& L;
   std::vector<D>& out;
   std::vector<Plan::Segment>& segments;
-  int64_t lo = INT64_MAX, hi = INT64_MIN, blocks = 0;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
 
   // k entries at d + en[i].disp, every one block `node` of `width` bytes; equal widths share a
   // segment. One loop that tests nothing else per block (at commit: tables of 10^4 entries).
@@ -152,7 +153,6 @@ struct Lister {
     if (segments.empty() || segments.back().width != width)
       segments.push_back({static_cast<int64_t>(out.size()), 0, width, node});
     segments.back().count += k;
-    blocks += k;
     const size_t first = out.size();
     out.resize(first + static_cast<size_t>(k));
     D* o = out.data() + first;
@@ -201,7 +201,7 @@ struct Lister {
         j = k;
         continue;
       }
-      if (expand && pr.blocks[node] <= kExpandMax) {
+      if (expand && small_tree(pr, node)) {
         tree(node, e[j].disp);
       } else {
         segments.push_back({static_cast<int64_t>(out.size()), 1, 0, node});
@@ -214,10 +214,12 @@ struct Lister {
 };
 
 // A root table longer than a Rows table, as segments (Plan::segments). Chosen when at least
-// half its listed entries are blocks: a table of sub-tables is as well served by the walk. The
-// same pass gives the root's profile (Plan::blocks, Plan::ascending; the other nodes' are in pr),
-// which a separate pass over the table computed before. (The two passes cost 40 instructions per
-// entry of SPECFEM3D_cm c=1 under callgrind; now 15.)
+// half its listed entries are blocks: a table of sub-tables is as well served by the walk. Two
+// passes over the root: its profile (Plan::blocks, Plan::ascending; the other nodes' are in pr)
+// with the bounds and the length of the list, then the list itself, whose length and width of
+// displacements the first pass decides. (One pass did both before trees were expanded: 15
+// instructions per entry of SPECFEM3D_cm c=1 under callgrind, against 40 for the passes before
+// it; commit stays within its target, bench/suite_commit.cpp.)
 bool list(const Layout& L, const Profile& pr, Plan& p) {
   const Node& x = L.nodes[L.root];
   const Entry* e = L.entries.data() + x.child;
@@ -231,7 +233,7 @@ bool list(const Layout& L, const Profile& pr, Plan& p) {
     const Node& n = L.nodes[node];
     const int64_t k = n.kind == Kind::Block ? run_end(e, j, x.count, uniform) : j + 1;
     root_blocks = plus(root_blocks, times(k - j, pr.blocks[node]));
-    listed = plus(listed, n.kind == Kind::Block ? k - j : pr.blocks[node] <= kExpandMax ? pr.blocks[node] : 1);
+    listed = plus(listed, n.kind == Kind::Block ? k - j : small_tree(pr, node) ? pr.blocks[node] : 1);
     ascending &= pr.up[node] != 0;
     for (; j < k; ++j) {
       ascending &= e[j].disp + n.lo >= end;  // displacements are representable (builder)
