@@ -1,7 +1,7 @@
 """The report's "Rendezvous protocols (issue 15)" section: ddtkit's protocols beside MPICH and Open MPI.
 
 Inputs (bench/results): the rt_protocol rows of runtime.jsonl (ddtkit: rget, rput, coop, chunked,
-hybrid; bench/protocol_sweep.hpp) and of runtime_<mpi>.jsonl (each MPI as it is, method "mpi"), and
+hca, hybrid; bench/protocol_sweep.hpp) and of runtime_<mpi>.jsonl (each MPI as it is, method "mpi"), and
 the rt_coll rows of runtime_coll.jsonl (bench/coll_bench.cpp: static RPUT, static RGET, COOP-coll),
 and the rt_load_stencil rows of runtime.jsonl (bench/load_stencil.hpp: the stencil with mixed load,
 seed 002's figure 17: copies, copy bytes and times per rank under RPUT, RGET, COOP-load, HYBRID).
@@ -13,7 +13,7 @@ import os
 from collections import defaultdict
 
 SIDES = (("ddtkit", "runtime.jsonl"), ("MPICH", "runtime_mpich.jsonl"), ("Open MPI", "runtime_openmpi.jsonl"))
-METHODS = ("rget", "rput", "coop", "chunked", "hybrid")
+METHODS = ("rget", "rput", "coop", "chunked", "hca", "hybrid")
 MPIS = ("MPICH", "Open MPI")
 
 
@@ -55,7 +55,9 @@ def section(md, targets, out):
 def sweep(md, targets, t):
     md += ["Two processes, ddtkit's buffers from `ddt_alloc`; the same messages through each MPI's own path "
            "(bench/protocol_sweep.hpp). Latency: half a round trip of blocking send/recv, microseconds. Bandwidth: "
-           "a window of 4 isends/irecvs, GB/s. `chunked` is COOP-p2p copying 1 MiB at a time; `hybrid` the default "
+           "a window of 4 isends/irecvs, GB/s. `chunked` is COOP-p2p copying 1 MiB at a time; `hca` RGET striped over "
+           "the receiver's core and a helper thread (COOP-hca's second engine, R = 1: it pays only where a core is idle); "
+           "`hybrid` the default "
            "(RGET below 256 KiB, Table II for blocking calls, the load counters for isend/irecv, chunked from 4 MiB).", ""]
     worst_rget, worst_mpi = None, None
     for shape in ("contiguous", "vector"):

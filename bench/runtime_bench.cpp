@@ -9,7 +9,7 @@
 //      buffer, peer) against the steady state, for the descriptor and memoized exchanges;
 //   2. the vector sweep (vector_sweep.hpp) for every mechanism and exchange design, switched in
 //      this process with ddt_comm_configure, and the same copy by one core in one process; then
-//      the rendezvous protocols (protocol_sweep.hpp: RGET, RPUT, COOP-p2p, COOP-chunked, HYBRID)
+//      the rendezvous protocols (protocol_sweep.hpp: RGET, RPUT, COOP-p2p, COOP-chunked, COOP-hca, HYBRID)
 //      for messages of 32 KiB to 64 MiB;
 //   3. the DDTBench kernels as ping-pongs, arrays in the mapped heap: the default configuration,
 //      and beside it the pipelined cells and the heap forced;
@@ -162,7 +162,7 @@ void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
   static ddt_comm_times before{};
   std::vector<ProtocolMethod> methods;
   for (P p : {P{"rget", DDT_PROTO_RGET}, P{"rput", DDT_PROTO_RPUT}, P{"coop", DDT_PROTO_COOP},
-              P{"chunked", DDT_PROTO_COOP_CHUNKED}, P{"hybrid", DDT_PROTO_HYBRID}}) {
+              P{"chunked", DDT_PROTO_COOP_CHUNKED}, P{"hca", DDT_PROTO_COOP_HCA}, P{"hybrid", DDT_PROTO_HYBRID}}) {
     const std::string name = p.name;
     const int id = p.id;
     methods.push_back(ProtocolMethod{
@@ -171,8 +171,15 @@ void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
           if (t.me != 1) return;
           const ddt_comm_times a = t.times();
           const int64_t g = a.by_rget - before.by_rget, r = a.by_rput - before.by_rput, c = a.by_coop - before.by_coop;
-          const int64_t want = id == DDT_PROTO_RGET ? g : id == DDT_PROTO_RPUT ? r : id == DDT_PROTO_HYBRID ? g + r + c : c;
+          const int64_t want = id == DDT_PROTO_RGET || id == DDT_PROTO_COOP_HCA ? g
+                               : id == DDT_PROTO_RPUT                         ? r
+                               : id == DDT_PROTO_HYBRID                       ? g + r + c
+                                                                              : c;
           if (want != 1 || g + r + c != 1) t.fail(("protocol sweep: the receive did not run " + name).c_str());
+          // COOP_HCA is RGET striped over the receiver's core and its helper thread: the thread
+          // must have moved its share (R / (1 + R) of the message, R = 1 by default).
+          if (id == DDT_PROTO_COOP_HCA && a.engine_bytes == before.engine_bytes)
+            t.fail("protocol sweep: COOP_HCA's second engine moved nothing");
         }});
   }
   rtbench::protocol_sweep(t, out, o, methods);
