@@ -12,6 +12,7 @@
 #include "cpu/list.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/parts.hpp"
+#include "cpu/twin.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
 #include "util/guarded.hpp"
@@ -274,6 +275,8 @@ int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t sc
 
 // One pass over both layouts, choosing by the shapes (the cost model of a type-to-type copy):
 //  - one side contiguous: that is a pack or an unpack, with the plan's kernels;
+//  - both sides nests of one shape (twin.hpp): one loop nest, each block to the same place in
+//    the other layout;
 //  - both sides blocks of one width (Nest plans), shorter than kZipPiece: block paired with
 //    block (pair_blocks), one fixed-width move each, no staging;
 //  - long pieces on both sides (at least kZipPiece bytes on average): the source cursor lists a
@@ -311,6 +314,7 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
       move<false>(dtype, dcount, d, at, hi, stage);
     }
   };
+  if (ddt::twins(ps, scount, pd, dcount)) return ddt::twin_copy(ps, scount, s, pd, d, lo, n);
   if (ps.shape == ddt::Shape::Nest && pd.shape == ddt::Shape::Nest && ps.width == pd.width && ps.width < kZipPiece) {
     // Blocks pair from the first block boundary on (stream offsets that are multiples of the
     // width, on both sides); a partial block at either end is staged.

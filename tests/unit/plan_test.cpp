@@ -12,6 +12,7 @@
 
 #include "cpu/copy.hpp"
 #include "cpu/nest.hpp"
+#include "cpu/twin.hpp"
 #include "ddtkit.h"
 #include "plan/plan.hpp"
 #include "type/type.hpp"
@@ -631,6 +632,84 @@ TEST(Executors, PairedBlocksCopy) {
       ddt_type_free(&dst_t);
     }
   }
+}
+
+// ddt_copy between two nests of one shape placed apart (cpu/twin.hpp: a halo face sent from the
+// boundary layer into the halo layer, the same type on both sides of a ping-pong): the shapes
+// are recognised (twins), including a subarray against the vectors that make the same nest, and
+// copy_range of the whole stream and of random byte ranges leaves exactly what a pack of the
+// source range unpacked into the destination range leaves, for every kernel width and odd
+// ones, negative strides, up to three dimensions, and counts that continue the nest or add one.
+TEST(Executors, TwinNestsCopy) {
+  std::mt19937_64 rng(11);
+  int twinned = 0;
+  for (int64_t w : {1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 100, 512, 5000}) {
+    for (int trial = 0; trial < 8; ++trial) {
+      const int dims = 1 + trial % 3;
+      ddt_type t = DDT_TYPE_NULL;
+      ASSERT_EQ(ddt_type_contiguous(w, DDT_BYTE, &t), DDT_SUCCESS);
+      int64_t span = w;
+      for (int d = 0; d < dims; ++d) {
+        const int64_t n = 2 + static_cast<int64_t>(rng() % 6);
+        int64_t stride = span + static_cast<int64_t>(rng() % 40);
+        if (d == 0 && trial % 4 == 3) stride = -stride;
+        ddt_type v;
+        ASSERT_EQ(ddt_type_hvector(n, 1, stride, t, &v), DDT_SUCCESS);
+        ddt_type_free(&t);
+        t = v;
+        span = std::abs(stride) * n + span;
+      }
+      ddt_type_commit(t);
+      const int64_t count = 1 + trial % 2;
+      int64_t size = 0, lb = 0, extent = 0;
+      ddt_type_size(t, &size);
+      ddt_type_extent(t, &lb, &extent);
+      const ddt::Plan& p = planned(t);
+      if (p.shape != ddt::Shape::Nest) continue;
+      ASSERT_TRUE(ddt::twins(p, count, p, count));
+      ++twinned;
+      const int64_t total = size * count, room = span * (count + 1) + 256;
+      std::vector<char> src(2 * room), dst(2 * room), want(2 * room), packed(total);
+      for (auto& c : src) c = static_cast<char>(rng());
+      char* s = src.data() + room;  // room for negative strides
+      const int64_t shift = 1 + static_cast<int64_t>(rng() % 97);
+      for (int r = 0; r < 6; ++r) {
+        int64_t lo = 0, hi = total;
+        if (r > 0) {
+          lo = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+          hi = lo + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total - lo));
+        }
+        std::fill(dst.begin(), dst.end(), 0x5a);
+        std::fill(want.begin(), want.end(), 0x5a);
+        char* d = dst.data() + room + shift;
+        int64_t k = 0;
+        ASSERT_EQ(ddt_pack(s, count, t, lo, packed.data(), hi - lo, &k), DDT_SUCCESS);
+        ASSERT_EQ(ddt_unpack(packed.data(), hi - lo, want.data() + room + shift, count, t, lo, &k), DDT_SUCCESS);
+        if (r == 0)
+          ASSERT_EQ(ddt_copy(s, count, t, d, count, t), DDT_SUCCESS);
+        else
+          ddt::copy_range(s, count, t, d, count, t, lo, hi);
+        ASSERT_EQ(dst, want) << "width " << w << " trial " << trial << " range " << lo << ".." << hi;
+      }
+      ddt_type_free(&t);
+    }
+  }
+  EXPECT_GT(twinned, 100);
+  // A 2-D subarray face and the vector that makes the same nest are twins; a different stride is not.
+  const int64_t sizes[2] = {10, 12}, sub[2] = {10, 1}, at[2] = {0, 5};
+  ddt_type face, vec, other;
+  ASSERT_EQ(ddt_type_subarray(2, sizes, sub, at, DDT_ORDER_C, DDT_DOUBLE, &face), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_vector(10, 1, 12, DDT_DOUBLE, &vec), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_vector(10, 1, 13, DDT_DOUBLE, &other), DDT_SUCCESS);
+  for (ddt_type x : {face, vec, other}) ddt_type_commit(x);
+  EXPECT_TRUE(ddt::twins(planned(face), 1, planned(vec), 1));
+  EXPECT_FALSE(ddt::twins(planned(face), 1, planned(other), 1));
+  std::vector<double> a(120), b(130, -1.0), c(130, -1.0);
+  for (int i = 0; i < 120; ++i) a[i] = i;
+  ASSERT_EQ(ddt_copy(a.data(), 1, face, b.data(), 1, vec), DDT_SUCCESS);
+  for (int i = 0; i < 10; ++i) c[i * 12] = a[i * 12 + 5];
+  EXPECT_EQ(b, c);
+  for (ddt_type x : {face, vec, other}) ddt_type_free(&x);
 }
 
 // A struct of two vectors (seed 004's 4D edge built as one type of both matrices) is a Parts

@@ -1,0 +1,97 @@
+// The type-to-type copy between two layouts of one shape: both sides Nest plans whose nests
+// (count included) have the same dimensions, counts, strides and block width, placed at
+// different addresses. Then every byte of the stream lies at the same distance from its layout's
+// start on both sides, and the copy is one loop nest that moves each block from p to p + delta.
+//
+// This is the common case of a copy between processes: the sender and the receiver build the
+// same type (a halo face of a subarray sent from the boundary layer into the halo layer, every
+// DDTBench kernel's ping-pong). Before it, such a copy paired blocks through address lists built
+// by two cursors (pair_blocks in execute.cpp): the 3-D stencil's face across the fastest
+// dimension, 4,096 blocks of 8 B, copied in 11.5 us against 8.0 us for a pack and an unpack
+// through a buffer (ddt_copy, one process, this 2-core machine). The nest needs no list.
+#pragma once
+#include <cstdint>
+
+#include "cpu/copy_kernels.hpp"
+#include "cpu/nest.hpp"
+#include "plan/plan.hpp"
+
+namespace ddt {
+
+template <int64_t W>
+struct TwinRun {
+  NestView x;
+  intptr_t delta;  // destination address minus source address, the same for every byte
+
+  void move(uintptr_t p, int64_t w) {
+    char* s = reinterpret_cast<char*>(p);
+    move_block<true, W>(s + delta, s, w);
+  }
+
+  // count whole instances of level `level` at the given stride.
+  void whole(int level, uintptr_t p, int64_t stride, int64_t count) {
+    if (level == 0) {
+      const int64_t w = W ? W : x.size[0];
+#pragma GCC unroll 4
+      for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) move(p, w);
+      return;
+    }
+    const int64_t in = x.n[level - 1], is = x.s[level - 1];
+    for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) whole(level - 1, p, is, in);
+  }
+
+  // Stream bytes [lo, hi) of one instance of level `level` placed at p (as NestRun::range).
+  void range(int level, uintptr_t p, int64_t lo, int64_t hi) {
+    if (level == 0) return any_copy(reinterpret_cast<char*>(p + lo) + delta, reinterpret_cast<char*>(p + lo), hi - lo);
+    const int64_t cs = x.size[level - 1], st = x.s[level - 1];
+    const int64_t i = lo / cs, off = lo - i * cs;
+    p += static_cast<uintptr_t>(i * st);
+    if (off) {
+      const int64_t end = std::min(cs, off + (hi - lo));
+      range(level - 1, p, off, end);
+      lo += end - off;
+      p += static_cast<uintptr_t>(st);
+    }
+    const int64_t k = (hi - lo) / cs;
+    if (k > 0) {
+      whole(level - 1, p, st, k);
+      lo += k * cs;
+      p += static_cast<uintptr_t>(k * st);
+    }
+    if (lo < hi) range(level - 1, p, 0, hi - lo);
+  }
+};
+
+// Whether (ps, scount) and (pd, dcount) are nests of one shape.
+inline bool twins(const Plan& ps, int64_t scount, const Plan& pd, int64_t dcount) {
+  if (ps.shape != Shape::Nest || pd.shape != Shape::Nest || ps.width != pd.width) return false;
+  const NestShape a(ps, scount), b(pd, dcount);
+  if (a.dims != b.dims || a.size[0] != b.size[0]) return false;
+  for (int j = 0; j < a.dims; ++j)
+    if (a.n[j] != b.n[j] || a.s[j] != b.s[j]) return false;
+  return true;
+}
+
+// Copies stream bytes [lo, hi) from (s, scount, ps) to (d, dcount, pd), twins by twins().
+inline void twin_copy(const Plan& ps, int64_t scount, uintptr_t s, const Plan& pd, uintptr_t d, int64_t lo, int64_t hi) {
+  const NestShape shape(ps, scount);
+  const NestView x = shape.view();
+  const uintptr_t from = s + static_cast<uintptr_t>(ps.disp), to = d + static_cast<uintptr_t>(pd.disp);
+  const intptr_t delta = static_cast<intptr_t>(to - from);
+  const auto run = [&](auto r) {
+    if (lo == 0 && hi == x.size[x.dims] && x.dims > 0)
+      r.whole(x.dims - 1, from, x.s[x.dims - 1], x.n[x.dims - 1]);
+    else
+      r.range(x.dims, from, lo, hi);
+  };
+  // A count of contiguous elements can widen the block (NestShape): then the run-time width.
+  switch (x.size[0] == ps.width ? ps.kernel_width : 0) {
+#define DDT_CASE_(W) \
+  case W: return run(TwinRun<W>{x, delta});
+    DDT_KERNEL_WIDTHS(DDT_CASE_)
+#undef DDT_CASE_
+    default: return run(TwinRun<0>{x, delta});
+  }
+}
+
+}  // namespace ddt
