@@ -668,6 +668,13 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.eager_max = kCellPayload;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);
     rt.chunk_min = kChunkMinBytes, rt.chunk_bytes = kChunkBytes, rt.engine_ratio = 1.0;
+    // COOP_HCA's engine spins between tasks only where every process of the job can have a
+    // second core (engine.cpp); DDTKIT_ENGINE_SPIN=0|1 decides instead (benchmarks).
+    bool spare = false;
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0) spare = CPU_COUNT(&mask) >= 2 * size;
+    if (const char* c = std::getenv("DDTKIT_ENGINE_SPIN")) spare = std::atoi(c) != 0;
+    engine_set_spinning(spare);
     if (const char* c = std::getenv("DDTKIT_CHUNK_MIN")) rt.chunk_min = std::atoll(c);
     if (const char* c = std::getenv("DDTKIT_CHUNK_BYTES"))
       if (std::atoll(c) > 0) rt.chunk_bytes = std::atoll(c);

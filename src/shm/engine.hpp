@@ -16,5 +16,8 @@ bool engine_start(std::function<bool()> task);
 bool engine_wait();
 // Stops the thread (if any); engine_start starts a new one.
 void engine_stop();
+// Whether the engine and the thread that waits for it spin (for a while) instead of sleeping:
+// only where the machine has a core to spare for it (engine.cpp says why).
+void engine_set_spinning(bool spin);
 
 }  // namespace ddt::shm
