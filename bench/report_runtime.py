@@ -18,8 +18,8 @@ from collections import defaultdict
 
 SIDES = (("ddtkit", "runtime.jsonl"), ("MPICH", "runtime_mpich.jsonl"), ("Open MPI", "runtime_openmpi.jsonl"))
 MPIS = ("MPICH", "Open MPI")
-CONFIGS = ("pipe", "cma", "heap-naive", "heap-pipelined", "heap-descriptor", "heap-memoized", "auto")
-ZERO_COPY = ("heap-naive", "heap-pipelined", "heap-descriptor", "heap-memoized")
+CONFIGS = ("pipe", "cma", "heap-naive", "heap-pipelined", "heap-descriptor", "heap-memoized", "heap-memoized-rget", "auto")
+ZERO_COPY = ("heap-naive", "heap-pipelined", "heap-descriptor", "heap-memoized", "heap-memoized-rget")
 # Within 10% counts as noise on these shared 2-core machines (as in report.py).
 NOISE = 0.90
 
@@ -172,17 +172,34 @@ def section(md, targets, out):
     if bw and bibw:
         md += ["Bidirectional / unidirectional bandwidth:", "",
                "| block | " + " | ".join(ZERO_COPY) + " | MPICH | Open MPI |", "|---|" + "---|" * (len(ZERO_COPY) + 2)]
-        worst = None
+        # Judged twice: the one-copy design alone (memoized heap, static RGET: each message is
+        # copied by its receiver, as in FALCON-X), and the exchange designs under HYBRID, the
+        # default, whose unidirectional stream already copies on both processes' cores (COOP-load
+        # splits each message), so that a second direction finds no idle core of the job: the
+        # uni-directional gain of HYBRID over RGET is shown as that bound's measurement.
+        worst, worst_rget, coop_gain = None, None, []
         for b in sorted(set(bw) & set(bibw)):
             ratios = {k: bibw[b][k]["gbs"] / bw[b][k]["gbs"] for k in list(ZERO_COPY) + list(MPIS) if k in bw[b] and k in bibw[b]}
             md.append(f"| {size(b)} | " + " | ".join(fmt(ratios.get(k)) for k in list(ZERO_COPY) + list(MPIS)) + " |")
             for k in ZERO_COPY:
-                if k in ratios and (worst is None or ratios[k] < worst[0]):
+                if k not in ratios:
+                    continue
+                if k == "heap-memoized-rget":
+                    if worst_rget is None or ratios[k] < worst_rget[0]:
+                        worst_rget = (ratios[k], k, b)
+                elif worst is None or ratios[k] < worst[0]:
                     worst = (ratios[k], k, b)
+            if "heap-memoized" in bw[b] and "heap-memoized-rget" in bw[b]:
+                coop_gain.append(bw[b]["heap-memoized"]["gbs"] / bw[b]["heap-memoized-rget"]["gbs"])
         md.append("")
+        if worst_rget:
+            targets.append(("Runtime: bidirectional >= 1.8x unidirectional bandwidth, one-copy zero-copy design (memoized, RGET)",
+                            f"worst {worst_rget[0]:.2f}x ({size(worst_rget[2])})", "", worst_rget[0] >= 1.8))
         if worst:
-            targets.append(("Runtime: bidirectional >= 1.8x unidirectional bandwidth, zero-copy designs",
-                            f"worst {worst[0]:.2f}x ({worst[1]}, {size(worst[2])})", "", worst[0] >= 1.8))
+            bound = (f"bound: HYBRID's one direction already copies on both cores (its unidirectional bandwidth "
+                     f"{min(coop_gain):.2f}-{max(coop_gain):.2f}x RGET's)") if coop_gain else ""
+            targets.append(("Runtime: bidirectional >= 1.8x unidirectional bandwidth, zero-copy designs under HYBRID",
+                            f"worst {worst[0]:.2f}x ({worst[1]}, {size(worst[2])})", bound, worst[0] >= 1.8))
 
     pingpong = ddtbench(md, targets, data, pp)
     stencil = stencil_section(md, targets, data)

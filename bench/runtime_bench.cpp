@@ -287,7 +287,15 @@ int main(int argc, char** argv) {
     t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
     return 0;
   }
-  const auto configure = [&t](int mech, int exchange) { return [&t, mech, exchange] { t.configure(mech, exchange); }; };
+  // Each configuration sets the protocol too: HYBRID, the default, or RGET alone (the receiver
+  // makes the one copy, FALCON-X's design), whose bidirectional bandwidth shows what a second
+  // copying core gives where HYBRID's unidirectional transfers already use both (COOP-load).
+  const auto configure = [&t](int mech, int exchange, int proto = DDT_PROTO_HYBRID) {
+    return [&t, mech, exchange, proto] {
+      t.ck(ddt_comm_set_protocol(proto), "ddt_comm_set_protocol");
+      t.configure(mech, exchange);
+    };
+  };
   if (!o.kernels.empty()) {
     with_usage(t, out.get(), "DDTBench ping-pong", [&] { ddtbench_pingpong(t, out.get(), o); });
     t.ck(ddt_comm_finalize(), "ddt_comm_finalize");
@@ -305,7 +313,9 @@ int main(int argc, char** argv) {
                     {"heap-naive", configure(DDT_MECH_HEAP, DDT_EXCHANGE_NAIVE)},
                     {"heap-pipelined", configure(DDT_MECH_HEAP, DDT_EXCHANGE_PIPELINED)},
                     {"heap-descriptor", configure(DDT_MECH_HEAP, DDT_EXCHANGE_DESCRIPTOR)},
-                    {"heap-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)}});
+                    {"heap-memoized", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED)},
+                    {"heap-memoized-rget", configure(DDT_MECH_HEAP, DDT_EXCHANGE_MEMOIZED, DDT_PROTO_RGET)}});
+      t.ck(ddt_comm_set_protocol(DDT_PROTO_HYBRID), "ddt_comm_set_protocol");
     });
     with_usage(t, out.get(), "one-core copy", [&] { copy_bounds(t, out.get(), o); });
     with_usage(t, out.get(), "protocols", [&] { protocol_sweep(t, out.get(), o); });
