@@ -143,12 +143,17 @@ struct CopyJob {
 struct Runtime {
   JobHeader* job = nullptr;
   int rank = -1, size = 0;
+  // More processes in the job than cores this process may run on: a wait yields the core early
+  // (comm.cpp's spin), since the peer it waits for may need it.
+  bool oversubscribed = false;
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
   int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
   bool cma = true;  // false once the kernel has refused CMA here
   // Channels whose pages this process has mapped in (job.hpp's prefault_channel), to each
   // destination and from each source.
   std::vector<bool> faulted_out, faulted_in;
+  // Per destination: the consumer's `tail` as this producer last read it (free_cell).
+  std::vector<uint64_t> tail_seen;
   uint64_t next_id = 1;
   std::vector<std::deque<Outgoing>> out;  // per destination
   std::deque<ddt_request> posted;          // receives not matched yet, in posting order

@@ -47,8 +47,11 @@ void forge(const CellHeader& h, const void* data, size_t n) {
   uint64_t head = c->head.load(std::memory_order_relaxed);
   while (head - c->tail.load(std::memory_order_acquire) >= static_cast<uint64_t>(kCells)) usleep(100);
   Cell& cell = c->cells[head % kCells];
+  const uint32_t old_seq = cell.h.seq;
   cell.h = h;
+  cell.h.seq = old_seq;  // not yet this cell's (the consumer polls it)
   if (n) std::memcpy(cell.data, data, n);
+  __atomic_store_n(&cell.h.seq, static_cast<uint32_t>(head + 1), __ATOMIC_RELEASE);
   c->head.store(head + 1, std::memory_order_release);
 }
 
