@@ -134,6 +134,19 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
   g_heap_arrays = false;
   const Budget b = o.budget();
   const int me = t.me, peer = 1 - t.me;
+  {  // The latency floor: a 1-byte round trip through the MPI and through ddtkit's runtime, in
+     // turn. Where a kernel's bytes move in far less time than a message takes, its ratio tends
+     // to this one, whatever the datatype path does (report_runtime.py says so beside the target).
+    alignas(64) char one[64] = {};
+    const std::vector<Method> fl = {{"mpi", [&] { round_trip(t, one, 1, t.bytes(), 4); }},
+                                    {"ddtkit", [&] { round_trip(rt, one, 1, rt.bytes(), 4); }}};
+    const std::vector<double> ns = interleaved(t, fl, b);
+    if (me == 0 && out) {
+      for (size_t m = 0; m < fl.size(); ++m) out->add("rt_floor", "1 B", "", "round trip", fl[m].name, 1, ns[m]);
+      std::printf("[pingpong] 1-byte round trip  MPI %.2f us  ddtkit runtime %.2f us (%.2fx)\n", ns[0] / 1e3, ns[1] / 1e3,
+                  ns[0] / ns[1]);
+    }
+  }
   size_t i = 0;
   for (auto& kp : ks) {
     Kernel& k = *kp;
