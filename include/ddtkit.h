@@ -415,7 +415,10 @@ int ddt_comm_set_protocol(int protocol);
 int ddt_comm_set_chunking(int64_t min_bytes, int64_t chunk_bytes);
 
 /* COOP_HCA's ratio R = the second engine's copy bandwidth over this core's (> 0; the engine
- * takes R / (1 + R) of each striped copy). DDT_ERR_ARG for R <= 0 or not finite. */
+ * takes R / (1 + R) of each striped copy). DDT_ERR_ARG for R <= 0 or not finite. The engine
+ * (a helper thread) spins between copies where this process may run on at least twice as many
+ * cores as the job has processes, and sleeps otherwise (a wake-up costs its copy about 14 us);
+ * DDTKIT_ENGINE_SPIN=1 or 0 decides instead, at init. */
 int ddt_comm_set_engine_ratio(double ratio);
 
 /* COOP-load's counter: the stream bytes that process rank has yet to copy for rendezvous
