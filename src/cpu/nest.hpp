@@ -48,6 +48,31 @@ struct NestShape {
 
 inline NestView view_of(const Plan& p) { return {p.dims, p.n, p.s, p.level_size}; }
 
+// Moves stream bytes [lo, hi) of one instance of level `level` of the nest x placed at p, as a
+// partial first child, whole children as one loop nest, and a partial last child: r.block(p, w)
+// moves w bytes at p of one block, r.whole(level, p, stride, count) count whole instances of a
+// level. Shared by the pack and unpack executor (NestRun) and the copy between twins (twin.hpp).
+template <class Run>
+void cut_range(Run& r, NestView x, int level, uintptr_t p, int64_t lo, int64_t hi) {
+  if (level == 0) return r.block(p + static_cast<uintptr_t>(lo), hi - lo);
+  const int64_t cs = x.size[level - 1], st = x.s[level - 1];
+  const int64_t i = lo / cs, off = lo - i * cs;
+  p += static_cast<uintptr_t>(i * st);
+  if (off) {
+    const int64_t end = std::min(cs, off + (hi - lo));
+    cut_range(r, x, level - 1, p, off, end);
+    lo += end - off;
+    p += static_cast<uintptr_t>(st);
+  }
+  const int64_t k = (hi - lo) / cs;
+  if (k > 0) {
+    r.whole(level - 1, p, st, k);
+    lo += k * cs;
+    p += static_cast<uintptr_t>(k * st);
+  }
+  if (lo < hi) cut_range(r, x, level - 1, p, 0, hi - lo);
+}
+
 template <bool Gather, int64_t W, bool Stream>
 struct NestRun {
   NestView x;
@@ -95,25 +120,7 @@ struct NestRun {
   }
 
   // Stream bytes [lo, hi) of one instance of level `level` placed at p.
-  void range(int level, uintptr_t p, int64_t lo, int64_t hi) {
-    if (level == 0) return block(p + static_cast<uintptr_t>(lo), hi - lo);
-    const int64_t cs = x.size[level - 1], st = x.s[level - 1];
-    const int64_t i = lo / cs, off = lo - i * cs;
-    p += static_cast<uintptr_t>(i * st);
-    if (off) {
-      const int64_t end = std::min(cs, off + (hi - lo));
-      range(level - 1, p, off, end);
-      lo += end - off;
-      p += static_cast<uintptr_t>(st);
-    }
-    const int64_t k = (hi - lo) / cs;
-    if (k > 0) {
-      whole(level - 1, p, st, k);
-      lo += k * cs;
-      p += static_cast<uintptr_t>(k * st);
-    }
-    if (lo < hi) range(level - 1, p, 0, hi - lo);
-  }
+  void range(int level, uintptr_t p, int64_t lo, int64_t hi) { cut_range(*this, x, level, p, lo, hi); }
 };
 
 // Moves stream bytes [lo, hi) of the nest placed at base between the buffer and seq.

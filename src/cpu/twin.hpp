@@ -40,26 +40,8 @@ struct TwinRun {
     for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) whole(level - 1, p, is, in);
   }
 
-  // Stream bytes [lo, hi) of one instance of level `level` placed at p (as NestRun::range).
-  void range(int level, uintptr_t p, int64_t lo, int64_t hi) {
-    if (level == 0) return any_copy(reinterpret_cast<char*>(p + lo) + delta, reinterpret_cast<char*>(p + lo), hi - lo);
-    const int64_t cs = x.size[level - 1], st = x.s[level - 1];
-    const int64_t i = lo / cs, off = lo - i * cs;
-    p += static_cast<uintptr_t>(i * st);
-    if (off) {
-      const int64_t end = std::min(cs, off + (hi - lo));
-      range(level - 1, p, off, end);
-      lo += end - off;
-      p += static_cast<uintptr_t>(st);
-    }
-    const int64_t k = (hi - lo) / cs;
-    if (k > 0) {
-      whole(level - 1, p, st, k);
-      lo += k * cs;
-      p += static_cast<uintptr_t>(k * st);
-    }
-    if (lo < hi) range(level - 1, p, 0, hi - lo);
-  }
+  // Part of one block: w bytes at p (cut_range's partial pieces).
+  void block(uintptr_t p, int64_t w) { any_copy(reinterpret_cast<char*>(p) + delta, reinterpret_cast<char*>(p), w); }
 };
 
 // Whether (ps, scount) and (pd, dcount) are nests of one shape.
@@ -82,7 +64,7 @@ inline void twin_copy(const Plan& ps, int64_t scount, uintptr_t s, const Plan& p
     if (lo == 0 && hi == x.size[x.dims] && x.dims > 0)
       r.whole(x.dims - 1, from, x.s[x.dims - 1], x.n[x.dims - 1]);
     else
-      r.range(x.dims, from, lo, hi);
+      cut_range(r, x, x.dims, from, lo, hi);
   };
   // A count of contiguous elements can widen the block (NestShape): then the run-time width.
   switch (x.size[0] == ps.width ? ps.kernel_width : 0) {
