@@ -102,32 +102,6 @@ struct Mpi {
 
 // ---- DDTBench ping-pong: the MPI and ddtkit's runtime in the same processes ------------------
 
-// Medians of one call of each method, the methods taking turns sample by sample (rotated, so that
-// none always follows the same one); each sample lasts about min_sample_ns on rank 0's clock,
-// which chooses the calls per sample and tells rank 1, so both run the same sequence.
-std::vector<double> interleaved(Mpi& t, const std::vector<Method>& ms, const Budget& b) {
-  std::vector<int64_t> iters(ms.size(), 1);
-  for (size_t m = 0; m < ms.size(); ++m) {
-    ms[m].run();  // warm-up
-    const double t0 = rtbench::now_ns();
-    ms[m].run();
-    iters[m] = t.bcast0(std::max<int64_t>(1, static_cast<int64_t>(b.min_sample_ns / std::max(1.0, rtbench::now_ns() - t0))));
-  }
-  const int reps = std::max(5, b.reps);
-  std::vector<std::vector<double>> samples(ms.size());
-  for (int r = 0; r < reps; ++r)
-    for (size_t j = 0; j < ms.size(); ++j) {
-      const size_t m = (j + static_cast<size_t>(r)) % ms.size();
-      t.barrier();
-      const double t0 = rtbench::now_ns();
-      for (int64_t i = 0; i < iters[m]; ++i) ms[m].run();
-      samples[m].push_back((rtbench::now_ns() - t0) / static_cast<double>(iters[m]));
-    }
-  std::vector<double> med;
-  for (auto& s : samples) med.push_back(median(s));
-  return med;
-}
-
 void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
   g_heap_arrays = true;
   auto ks = ddtbench_kernels(false);  // the set ddt_runtime_bench and ddtbench_mpi time

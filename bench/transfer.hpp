@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "harness.hpp"
+
 namespace rtbench {
 
 inline double now_ns() {
@@ -65,6 +67,33 @@ double time_op(T& t, const std::function<void()>& op, const Budget& b) {
     samples.push_back((now_ns() - t0) / iters);
   }
   return median(samples);
+}
+
+// Medians of one call of each method, the methods taking turns sample by sample (rotated, so that
+// none always follows the same one); each sample lasts about min_sample_ns on rank 0's clock,
+// which chooses the calls per sample and tells rank 1, so both run the same sequence.
+template <class T>
+std::vector<double> interleaved(T& t, const std::vector<Method>& ms, const Budget& b) {
+  std::vector<int64_t> iters(ms.size(), 1);
+  for (size_t m = 0; m < ms.size(); ++m) {
+    ms[m].run();  // warm-up
+    const double t0 = rtbench::now_ns();
+    ms[m].run();
+    iters[m] = t.bcast0(std::max<int64_t>(1, static_cast<int64_t>(b.min_sample_ns / std::max(1.0, rtbench::now_ns() - t0))));
+  }
+  const int reps = std::max(5, b.reps);
+  std::vector<std::vector<double>> samples(ms.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t j = 0; j < ms.size(); ++j) {
+      const size_t m = (j + static_cast<size_t>(r)) % ms.size();
+      t.barrier();
+      const double t0 = rtbench::now_ns();
+      for (int64_t i = 0; i < iters[m]; ++i) ms[m].run();
+      samples[m].push_back((rtbench::now_ns() - t0) / static_cast<double>(iters[m]));
+    }
+  std::vector<double> med;
+  for (auto& s : samples) med.push_back(median(s));
+  return med;
 }
 
 // JSON lines for bench/report.py, one per measured figure, in the schema of the other benchmark
