@@ -213,6 +213,7 @@ inline void load_stencil(Rt& t, Jsonl* out, const Options& o) {
     };
     for (const LoadProtocol& p : protos) {
       t.ck(ddt_comm_set_protocol(p.id), "ddt_comm_set_protocol");
+      t.forget_history();  // each protocol from no recent copies (static RGET runs just before COOP-load)
       for (int f = 0; f < kLoadFieldsMax; ++f) load_fill(g, f, field[f]);
       t.barrier();
       iteration();

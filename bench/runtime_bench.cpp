@@ -166,7 +166,12 @@ void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
     const std::string name = p.name;
     const int id = p.id;
     methods.push_back(ProtocolMethod{
-        name, [&t, id] { t.ck(ddt_comm_set_protocol(id), "ddt_comm_set_protocol"); }, [&t] { before = t.times(); },
+        name,
+        [&t, id] {
+          t.ck(ddt_comm_set_protocol(id), "ddt_comm_set_protocol");
+          if (id == DDT_PROTO_HYBRID) t.forget_history();
+        },
+        [&t] { before = t.times(); },
         [&t, id, name] {
           if (t.me != 1) return;
           const ddt_comm_times a = t.times();
