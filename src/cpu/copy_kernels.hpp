@@ -598,7 +598,7 @@ inline void stream_gather_lines(char* seq, uintptr_t p, int64_t stride, int64_t 
 template <bool Gather>
 inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
 #if defined(__SSE2__)
-  if (Gather) switch (w) {  // plan.hpp's stream_line_widths
+  if (Gather) switch (w) {  // plan.hpp's stream_line_width
       case 4: return stream_gather_lines<4>(seq, p, stride, count);
       case 8: return stream_gather_lines<8>(seq, p, stride, count);
       case 16: return stream_gather_lines<16>(seq, p, stride, count);

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "cpu/copy_kernels.hpp"
+#include "cpu/elements.hpp"
 #include "plan/plan.hpp"
 
 namespace ddt {
@@ -109,10 +110,7 @@ inline char* segmented_list(const Plan& p, const D* disp, int64_t count, uintptr
 // per-atom arrays were listed block by block.)
 template <bool Gather, class D>
 inline void segmented_range(const Plan& p, const D* disp, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  int64_t k = lo / p.size, off = lo - k * p.size;  // element k, from its stream byte off
-  while (lo < hi) {
-    const uintptr_t element = base + static_cast<uintptr_t>(k * p.extent);
-    const int64_t end = std::min(p.size, off + (hi - lo));  // this element's bytes are [off, end)
+  element_shares(base, p.size, p.extent, lo, hi, [&](uintptr_t element, int64_t off, int64_t end) {
     int64_t first = 0;
     for (const Plan::Segment& g : p.segments) {
       const int64_t len = g.count * g.width;
@@ -124,10 +122,7 @@ inline void segmented_range(const Plan& p, const D* disp, uintptr_t base, int64_
       first += len;
       if (first >= end) break;
     }
-    lo += end - off;
-    off = 0;
-    ++k;
-  }
+  });
 }
 
 // Stream bytes [lo, hi) of count elements: uniform lists and lists of blocks only run any range;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu/elements.hpp"
 #include "cpu/nest.hpp"
 #include "plan/plan.hpp"
 
@@ -15,10 +16,7 @@ namespace ddt {
 
 template <bool Gather>
 inline void parts(const Plan& p, uintptr_t base, int64_t lo, int64_t hi, char* seq) {  // [lo, hi): checked by the caller
-  int64_t k = lo / p.size, off = lo - k * p.size;  // element k, from its stream byte off
-  while (lo < hi) {
-    const uintptr_t element = base + static_cast<uintptr_t>(k * p.extent);
-    const int64_t end = std::min(p.size, off + (hi - lo));  // this element's bytes are [off, end)
+  element_shares(base, p.size, p.extent, lo, hi, [&](uintptr_t element, int64_t off, int64_t end) {
     for (size_t j = 0; j < p.parts.size(); ++j) {
       const Plan& q = p.parts[j];
       const int64_t first = p.part_offset[j];
@@ -28,10 +26,7 @@ inline void parts(const Plan& p, uintptr_t base, int64_t lo, int64_t hi, char* s
       if (a > 0 || b < q.size || !small_nest<Gather>(q, at, seq)) nest<Gather>(q, view_of(q), at, a, b, seq);
       seq += b - a;
     }
-    lo += end - off;
-    off = 0;
-    ++k;
-  }
+  });
 }
 
 }  // namespace ddt
