@@ -1082,8 +1082,9 @@ int main(int argc, char** argv) {
     // Unset: HYBRID, the default. The dynamic protocols choose RGET, RPUT or COOP per message;
     // chunked is COOP-p2p in chunks, hca RGET striped over the second engine.
     std::string proto = std::getenv("DDTKIT_PROTOCOL") ? std::getenv("DDTKIT_PROTOCOL") : "hybrid";
+    const bool hca = proto == "hca";
     if (proto == "chunked") proto = "coop";
-    if (proto == "hca") proto = "rget";
+    if (hca) proto = "rget";
     const bool dynamic = proto == "hybrid" || proto == "coll" || proto == "load";
     const std::string exch = std::getenv("DDTKIT_EXCHANGE") ? std::getenv("DDTKIT_EXCHANGE") : "memoized";
     const bool iov_exchange = exch == "naive" || exch == "pipelined";
@@ -1127,8 +1128,7 @@ int main(int argc, char** argv) {
           (long long)t.by_coop, (long long)t.by_cells);
     // COOP_HCA stripes its copies over the second engine: some of them, at least (a copy of
     // under 128 bytes is not split).
-    const char* forced = std::getenv("DDTKIT_PROTOCOL");
-    if (forced && std::string(forced) == "hca" && applies && t.receives > 0)
+    if (hca && applies && t.receives > 0)
       check(t.engine_bytes > 0, "DDTKIT_PROTOCOL=hca: %lld rendezvous receives, none striped over the engine",
             (long long)t.receives);
   }
