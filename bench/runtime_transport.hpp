@@ -53,8 +53,7 @@ struct Rt {
   // COOP-hca, moved 512 KiB-1 MiB windows at 12.9-33 GB/s on the 16-core machine where COOP-p2p
   // moved 43-48, while a probe that ran HYBRID first split every message evenly: the likely
   // cause, not yet confirmed there (this pause has not run on that machine).
-  void forget_history() {
-    barrier();
+  void forget_history() {  // each rank idles from its own last copy; then all go on together
     usleep(100 * 1000);
     barrier();
   }
