@@ -297,7 +297,7 @@ void finish(ddt_request r, int source, bool ok, int64_t n, bool gone = false) {
 void ask(ddt_request r, int source, uint32_t flags) {
   if (flags == 0) ++rt.times.by_cells;  // the stream comes in data cells
   if (!r->id) r->id = rt.next_id++;
-  rt.waiting[r->id] = r;
+  track(r);
   Outgoing o{kCts, r, r->sid};
   o.flags = flags;
   enqueue(source, o);
@@ -431,7 +431,7 @@ void start_protocol(ddt_request r, int source, const Attachment* seg, ddt_type r
                     const Choice& c) {
   r->proto = c.proto, r->split = c.split, r->chunked = c.chunked;
   if (!r->id) r->id = rt.next_id++;
-  rt.waiting[r->id] = r;
+  track(r);
   enqueue(source, put_cts(r, source, false));  // the sender's share is counted as it goes out
   if (r->proto == DDT_PROTO_RPUT) {  // by the mechanism the CTS offered (the heap when it names a segment)
     ++rt.times.by_rput, ++(r->wseg ? rt.times.by_heap : rt.times.by_cma);

@@ -27,6 +27,7 @@ struct ddt_request_s {
   int peer = 0, tag = 0;
   int64_t bytes = 0;  // send: message bytes; receive: capacity
   uint64_t id = 0;    // key of this request in the live table
+  bool tracked = false;  // in the live table now (track / untrack)
   ddt_status status{};
   // send, rendezvous: the exchange design it uses, the receiver's request (from its CTS) and the
   // stream bytes put in data or iov cells so far
@@ -196,6 +197,20 @@ struct Runtime {
   int stage_all = 0;
 };
 extern Runtime rt;
+
+// The live table (Runtime::waiting) holds the requests a peer's cell may name by id: sends and
+// receives in a rendezvous, synchronous eager sends. Other eager requests never enter it, and a
+// request that never entered it leaves it without a lookup (an unordered_map erase is a hash and
+// a probe: three of them were on each hop of a 1-byte ping-pong's critical path).
+inline void track(ddt_request r) {
+  rt.waiting[r->id] = r;
+  r->tracked = true;
+}
+inline void untrack(ddt_request r) {
+  if (!r->tracked) return;
+  rt.waiting.erase(r->id);
+  r->tracked = false;
+}
 
 // Tags of the runtime's own messages (collectives.cpp): negative, so that no user's receive,
 // DDT_ANY_TAG included, ever matches them; each collective takes kCollTag - its number.
