@@ -172,12 +172,29 @@ void publish(int dest) {
   __atomic_store_n(&c->cells[head % kCells].h.seq, static_cast<uint32_t>(head + 1), __ATOMIC_RELEASE);
   c->head.store(head + 1, std::memory_order_relaxed);
 }
-// Zeroes a header to be written, but for its seq, which the consumer may be polling meanwhile.
-void clear_header(CellHeader& h) {
+// Zeroes a header to be written as a cell of the given kind, but for its seq, which the
+// consumer may be polling meanwhile; the cold line only where the kind uses it (job.hpp's
+// hot_only: the consumer never reads it otherwise, and writing it would cost the producer a
+// second line's ownership per message), and sets the kind.
+void clear_header(CellHeader& h, uint32_t kind) {
   constexpr size_t at = offsetof(CellHeader, seq), after = at + sizeof h.seq;
   char* p = reinterpret_cast<char*>(&h);
-  std::memset(p, 0, at);
+  const bool cold = !hot_only(kind);
+  std::memset(p + (cold ? 0 : kHotWords), 0, at - (cold ? 0 : kHotWords));
   std::memset(p + after, 0, sizeof h - after);
+  h.kind = kind;
+}
+// A copy of a cell's header (the peer cannot change what is checked after it): the hot line,
+// and the cold one only for the kinds that read it (zeros otherwise), so that a short message
+// costs its consumer the one line that its seq's poll brought.
+CellHeader read_header(const CellHeader& in) {
+  CellHeader h;
+  const char* src = reinterpret_cast<const char*>(&in);
+  char* dst = reinterpret_cast<char*>(&h);
+  std::memcpy(dst + kHotWords, src + kHotWords, sizeof h - kHotWords);
+  if (hot_only(h.kind)) std::memset(dst, 0, kHotWords);
+  else std::memcpy(dst, src, kHotWords);
+  return h;
 }
 
 // Writes the next cell of an item with a body (rts, layout): the first cell carries the header
@@ -186,7 +203,7 @@ bool emit_body(CellHeader& h, char* data, Outgoing& o) {
   const int64_t total = o.body ? static_cast<int64_t>(o.body->size()) : 0;
   const int64_t from = std::max<int64_t>(0, o.body_sent);
   const int64_t n = std::min(kCellPayload, total - from);
-  if (o.body_sent >= 0) clear_header(h), h.kind = kMore, h.bytes = n;
+  if (o.body_sent >= 0) clear_header(h, kMore), h.bytes = n;
   else h.desc = total;
   if (n > 0) std::memcpy(data, o.body->data() + from, static_cast<size_t>(n));
   o.body_sent = from + n;
@@ -244,8 +261,7 @@ Emit emit(int dest, Outgoing& o) {
   Cell* cell = free_cell(dest);
   if (!cell) return kBlocked;
   CellHeader& h = cell->h;
-  clear_header(h);
-  h.kind = o.kind;
+  clear_header(h, o.kind);
   ddt_request r = o.req;
   Emit result = kFinished;
   switch (o.kind) {
@@ -443,7 +459,7 @@ void drain(int source) {
   const uint64_t end = tail + kCells;
   for (; tail < end && ready(tail); ++tail) {
     const Cell& cell = c->cells[tail % kCells];
-    const CellHeader h = cell.h;  // a copy: the peer cannot change what is checked below
+    const CellHeader h = read_header(cell.h);
     switch (h.kind) {
       case kEager:
         if (h.bytes >= 0 && h.bytes <= kCellPayload) dispatch(source, h, cell.data, h.bytes);
@@ -926,8 +942,7 @@ bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, 
   if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes)) return false;
   Cell* cell = free_cell(dest);
   if (!cell) return false;
-  clear_header(cell->h);
-  cell->h.kind = kEager;
+  clear_header(cell->h, kEager);
   write_eager(*cell, buf, count, type, tag, bytes, rt.next_id++, 0);
   publish(dest);
   return true;
