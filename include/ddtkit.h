@@ -393,8 +393,10 @@ int ddt_comm_configure(int mechanism, int exchange, int64_t cache_entries); /* c
  *     blocks (isend/irecv), RGET where the sender's share would be short pieces written by CMA
  *     (its cost per piece exceeds a second core's gain; a share written through the receive's
  *     heap segment has no such bound) or the message is too small to pay for the CTS round
- *     trip, chunked above the chunking threshold. Thresholds and the measurements that chose
- *     them are beside the code (src/shm/protocol.cpp).
+ *     trip (a lower bound where both calls block, since neither side has other work, than
+ *     where one does not; RGET too where RGET would move the message in cells), chunked above
+ *     the chunking threshold. Thresholds and the measurements that chose them are beside the
+ *     code (src/shm/protocol.cpp).
  * Every protocol but RGET needs a way for the sender to write the receive (the receive in the
  * receiver's heap with DDT_MECH_AUTO or HEAP, else CMA) and a layout exchange (memoized,
  * descriptor); without one, with DDT_MECH_PIPE, or with the naive and pipelined exchanges, the

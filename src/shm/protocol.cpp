@@ -20,6 +20,19 @@ namespace ddt::shm {
 // 128 KiB, 15.7 / 16.3 at 512 KiB, 19.9 / 26.7 at 1 MiB, 23.5 / 48.3 at 4 MiB; half round trips
 // 14.6 / 16.3 us at 32 KiB, 19.8 / 20.6 at 128 KiB, 40.5 / 36.4 at 512 KiB, 55.4 / 43.7 at 1 MiB.
 const int64_t kCoopMinBytes = int64_t{256} << 10;
+// kCoopMinBlockingBytes: the same where both calls block and RGET would read through the heap
+// or by CMA, once the runtime's control messages got cheap (1-byte round trip 0.45 us, from
+// 1.1 us when kCoopMinBytes was measured): COOP's CTS and second FIN now cost less than the
+// sender's half of the copy saves from the smallest rendezvous message on. DDTBench ping-pong
+// beside both MPIs (runtime_mpi, 2 ranks, two runs each way, speedup over the faster MPI's
+// datatype path, RGET below 256 KiB / COOP from 16 KiB): MILC_su3_zd 24 KiB 1.61-1.63 /
+// 2.03-2.04, 48 KiB 1.43-1.48 / 2.03-2.08, 96 KiB 1.40-1.43 / 1.95-1.98, NAS_LU_x N=1020
+// (40 KiB, contiguous) 1.18-1.24 / 1.65-1.72, NAS_MG_y and NAS_MG_z W (64 KiB) 1.31-1.35 /
+// 1.90-2.06; geometric mean over the 66 kernels 1.86-1.88 / 1.91-1.94. Not for non-blocking
+// exchanges, where the peer's core is busy with its own copies: the stencil's isend/irecv
+// faces (32 KiB) ran 5.5-7.0 / 7.4-9.9 us per iteration at P = 2 and 36.6-38.9 / 45.4-54.5 at
+// 2x2x1 with the lower threshold applied to them too.
+const int64_t kCoopMinBlockingBytes = int64_t{16} << 10;
 // kCmaWriteMinPiece: a process_vm_writev costs about 1-1.5 us per call and 0.35 us per piece
 // (issue 10's measurement on this machine kind: 0.49-0.54 us per piece through the whole
 // transfer at a846d81), while the receiver's heap read of the same piece costs a cache line or
@@ -136,13 +149,19 @@ Choice choose(const Ask& a) {
       c = of(DDT_PROTO_RGET, a.n, a.n);
       c.engine = true;
       return c;
-    default:  // HYBRID
-      if (a.n < kCoopMinBytes || (!a.heap_write && a.avg_piece < kCmaWriteMinPiece)) c = of(DDT_PROTO_RGET, a.n, a.n);
+    default: {  // HYBRID
+      // Both calls blocking (a ping-pong's send and recv): neither side has anything else to do,
+      // so the sender's idle core takes a share from kCoopMinBlockingBytes on, unless RGET
+      // would move the message in cells (the sender gathers its cache-hot pieces there already).
+      const bool both_wait = a.send_blocking && a.recv_blocking && a.send_mode != DDT_SEND_BUFFERED;
+      const int64_t min = both_wait && !a.pipe ? kCoopMinBlockingBytes : kCoopMinBytes;
+      if (a.n < min || (!a.heap_write && a.avg_piece < kCmaWriteMinPiece)) c = of(DDT_PROTO_RGET, a.n, a.n);
       else if (a.send_blocking || a.recv_blocking || a.send_mode == DDT_SEND_BUFFERED)
         c = of(table2(a.send_blocking, a.send_mode, a.recv_blocking), a.n, a.n / 2);
       else c = balance(a);
       c.chunked = big;
       return c;
+    }
   }
 }
 

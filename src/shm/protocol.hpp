@@ -21,6 +21,8 @@ struct Ask {
   bool shared_cores;    // the job has more processes than this machine has cores
   bool heap_write;      // the receive lies in this process's heap: the sender's share goes through
                         // its mapping (plain stores), not by CMA
+  bool pipe;            // RGET would move it in data cells (rendezvous.cpp's select): the sender
+                        // gathers its cache-hot pieces on its own core already
 };
 
 // The protocol chosen: DDT_PROTO_RGET, RPUT or COOP, the receiver's share [0, split) (n for
@@ -45,6 +47,7 @@ int table2(bool send_blocking, int send_mode, bool recv_blocking);
 // round trip costs more than a second core gains), and the shortest average piece a CMA write
 // pays for.
 extern const int64_t kCoopMinBytes;
+extern const int64_t kCoopMinBlockingBytes;  // the same where both calls block (HYBRID)
 extern const int64_t kCmaWriteMinPiece;
 // COOP-chunked's defaults (ddt_comm_set_chunking): copies of messages from kChunkMinBytes on,
 // kChunkBytes at a time.

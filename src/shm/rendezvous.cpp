@@ -872,6 +872,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   }();
   a.shared_cores = rt.size > cores;
   a.chunk_min = rt.chunk_min;
+  a.pipe = select(seg, &pieces, n) == Mech::kPipe;
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
   if (c.proto != DDT_PROTO_RGET) {
     r->wseg = wseg.id && offer(wseg, source) ? wseg.id : 0;  // else the sender writes by CMA

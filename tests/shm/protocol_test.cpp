@@ -175,11 +175,21 @@ void part_table2() {
                 kCallName[c], rb ? "recv" : "irecv", proto_name(got), proto_name(want));
       }
   }
-  // HYBRID keeps small messages, and messages of short pieces, on RGET (the receiver's copy).
+  // HYBRID keeps messages of short pieces on RGET (the receiver's copy), and small ones unless
+  // both calls block (protocol.cpp's kCoopMinBytes and kCoopMinBlockingBytes): a 64 KiB
+  // send/recv is COOP's, a 64 KiB isend/irecv RGET's, and a 64 KiB send/recv of 64 B pieces,
+  // which RGET moves in cells, RGET's.
   const int got_small = transfer(kSend, true, 64 << 10, 16 << 10, ++seed);
+  usleep(static_cast<useconds_t>(10 * ddt::shm::kLoadDecayNs / 1000));
+  barrier();
+  const int got_small_nb = transfer(kIsend, false, 64 << 10, 16 << 10, ++seed);
+  const int got_small_cells = transfer(kSend, true, 64 << 10, 64, ++seed);
   const int got_short = transfer(kSend, true, n, 64, ++seed);
   if (g_rank == 1) {
-    check(got_small == DDT_PROTO_RGET, "HYBRID, 64 KiB send/recv: moved by %s, not RGET", proto_name(got_small));
+    check(got_small == DDT_PROTO_COOP, "HYBRID, 64 KiB send/recv: moved by %s, not COOP", proto_name(got_small));
+    check(got_small_nb == DDT_PROTO_RGET, "HYBRID, 64 KiB isend/irecv: moved by %s, not RGET", proto_name(got_small_nb));
+    check(got_small_cells == DDT_PROTO_RGET, "HYBRID, 64 KiB send/recv of 64 B pieces: moved by %s, not RGET",
+          proto_name(got_small_cells));
     check(got_short == DDT_PROTO_RGET, "HYBRID, 1 MiB of 64 B pieces: moved by %s, not RGET", proto_name(got_short));
   }
   loads_zero("table2");
@@ -351,6 +361,13 @@ void part_rule() {
   expect("HYBRID isend/recv, self busier", shm::choose(a), DDT_PROTO_RGET, n);
   a.recv_blocking = false, a.n = shm::kCoopMinBytes / 2, a.avg_piece = a.n;
   expect("HYBRID small isend/irecv, self busier", shm::choose(a), DDT_PROTO_RGET, a.n);
+  // Both calls blocking: COOP from kCoopMinBlockingBytes, unless RGET would move it in cells.
+  a.send_blocking = a.recv_blocking = true, a.n = shm::kCoopMinBlockingBytes, a.avg_piece = a.n;
+  expect("HYBRID send/recv at kCoopMinBlockingBytes", shm::choose(a), DDT_PROTO_COOP, (a.n / 2) & ~int64_t{63});
+  a.pipe = true;
+  expect("HYBRID send/recv at kCoopMinBlockingBytes, by cells", shm::choose(a), DDT_PROTO_RGET, a.n);
+  a.pipe = false, a.n = shm::kCoopMinBlockingBytes - 1, a.avg_piece = a.n;
+  expect("HYBRID send/recv below kCoopMinBlockingBytes", shm::choose(a), DDT_PROTO_RGET, a.n);
   // The decay: none at dt <= 0, e^-1 at one time constant, monotone, never negative.
   check(shm::decayed(n, 0) == n && shm::decayed(n, -5) == n && shm::decayed(-n, 10) == 0 && shm::decayed(0, 10) == 0,
         "decayed at dt <= 0, or of bytes <= 0");
