@@ -288,8 +288,9 @@ void predefined(Results& res, int reps) {
 }
 
 // Collectives of a predefined type (MPI_DOUBLE chunks of 32 KiB to 4 MiB), native vs interposed:
-// from DDTKIT_RUNTIME_COLL_MIN on they take ddtkit's runtime whatever the types (every rank must
-// decide alike: src/mpi/local_coll.cpp), so this is where that threshold is measured.
+// from DDTKIT_RUNTIME_COLL_MIN on (MPI_Bcast: DDTKIT_RUNTIME_BCAST_MIN) they take ddtkit's runtime
+// whatever the types (every rank must decide alike: src/mpi/local_coll.cpp), so this is where
+// those thresholds are measured.
 void predefined_collectives(Results& res, int reps, bool smoke) {
   for (int64_t bytes = int64_t(32) << 10; bytes <= (smoke ? int64_t(32) << 10 : int64_t(4) << 20); bytes *= 8) {
     const int n = static_cast<int>(bytes / 8);

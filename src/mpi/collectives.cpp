@@ -116,10 +116,12 @@ int run(int rc, MPI_Comm comm, MPI_Request* req, CollRef c) {
 // plan() declines it at every rank alike (the standard makes a chunk's bytes equal at every rank).
 // Why: the general way's set-up (a Group's three PMPI queries, a Coll on the heap, two Sides)
 // cost 0.2 us of a 3 us MPI_Bcast of 32 KiB of MPI_DOUBLE under Open MPI 5.0.11 (0.93x native).
-bool untouched(bool blocking, int64_t chunk, std::initializer_list<MPI_Datatype> used) {
+// min: the collective's runtime threshold (runtime_coll_min_bytes, or Bcast's own).
+bool untouched(bool blocking, int64_t chunk, std::initializer_list<MPI_Datatype> used,
+               int64_t min = runtime_coll_min_bytes()) {
   for (MPI_Datatype dt : used)
     if (peek(dt).mode != TypeInfo::Pass) return false;
-  return !blocking || !local_on() || chunk < runtime_coll_min_bytes();
+  return !blocking || !local_on() || chunk < min;
 }
 // count elements of dt in packed bytes, as local_coll.cpp measures a chunk (Pass types have
 // their MPI size in the translation too).
@@ -133,7 +135,7 @@ void chunks(Coll& c, int peers, int64_t chunk, int skip) {
 }
 
 int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
-  if (untouched(!req, bytes(count, dt), {dt}))
+  if (untouched(!req, bytes(count, dt), {dt}, runtime_bcast_min_bytes()))
     return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) : PMPI_Bcast(buf, count, dt, root, comm);
   if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
     bool taken = false;

@@ -2,6 +2,7 @@
 // runtime ranks, tickets, and the lock (local.hpp says what the protocol is).
 #include "mpi/local.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -132,6 +133,23 @@ int64_t runtime_coll_min_bytes() {
   static const int64_t v = [] {
     const char* e = std::getenv("DDTKIT_RUNTIME_COLL_MIN");
     const int64_t x = e && *e ? std::atoll(e) : int64_t{1} << 20;
+    return x < 64 ? int64_t{64} : x;
+  }();
+  return v;
+}
+
+int64_t runtime_bcast_min_bytes() {
+  // MPI_Bcast needs no agreement (the runtime's wins on contiguous data too), so it has a
+  // threshold of its own: 256 KiB, or DDTKIT_RUNTIME_COLL_MIN where that is lower (tests lower
+  // it to route every collective), or DDTKIT_RUNTIME_BCAST_MIN. MPI_DOUBLE, 2 ranks, native /
+  // interposed (ddtbench_mpi's coll_predefined, two runs each, after the runtime's
+  // small-message work at 4c93597):
+  //   32 KiB: MPICH 1.11-1.12, Open MPI 0.76-0.77 (below Open MPI's own: not taken);
+  //   256 KiB: MPICH 3.42-3.62, Open MPI 1.42-1.43 (1.00 with the 1 MiB threshold);
+  //   2 MiB: MPICH 3.28-3.51, Open MPI 2.41-2.59.
+  static const int64_t v = [] {
+    const char* e = std::getenv("DDTKIT_RUNTIME_BCAST_MIN");
+    const int64_t x = e && *e ? std::atoll(e) : std::min<int64_t>(int64_t{256} << 10, runtime_coll_min_bytes());
     return x < 64 ? int64_t{64} : x;
   }();
   return v;

@@ -83,6 +83,9 @@ int64_t runtime_min_bytes();
 // Collectives whose chunks have fewer packed bytes stay with the MPI (DDTKIT_RUNTIME_COLL_MIN, at
 // least 64; by default 1 MiB, measured: see local.cpp).
 int64_t runtime_coll_min_bytes();
+// The same for MPI_Bcast, which needs no agreement (DDTKIT_RUNTIME_BCAST_MIN; by default 256 KiB
+// or DDTKIT_RUNTIME_COLL_MIN where lower: see local.cpp).
+int64_t runtime_bcast_min_bytes();
 
 // The runtime is single-threaded: the interposer calls it under this lock (MPI_THREAD_MULTIPLE).
 std::unique_lock<std::mutex> runtime_lock();

@@ -11,7 +11,8 @@
 // is a runtime process of this node, the call is blocking (and for Alltoall not in place, which
 // is given at all processes or none), and the packed bytes of a chunk, which the standard makes
 // equal at every rank (each receive count and type match each send's), reach the collectives'
-// threshold (DDTKIT_RUNTIME_COLL_MIN, the same at every rank; 1 MiB: local.cpp), and, except for
+// threshold (DDTKIT_RUNTIME_COLL_MIN, the same at every rank; 1 MiB: local.cpp; Bcast's own,
+// 256 KiB, DDTKIT_RUNTIME_BCAST_MIN), and, except for
 // Bcast, that some rank's data is scattered, which the ranks agree on with one MPI_Allreduce
 // (plan() says why; it is cheap beside a 1 MiB chunk, and only a collective past every other
 // test pays it). The v- and w-forms, whose chunks differ
@@ -113,7 +114,7 @@ bool scattered(MPI_Datatype dt) {
 // the runtime). Bcast does not: the runtime's was 2.0-2.7x faster there.
 bool plan(MPI_Comm comm, int64_t chunk_bytes, bool agree, bool mine, Plan& p) {
   int inter = 0;
-  if (!local_on() || chunk_bytes < runtime_coll_min_bytes()) return false;
+  if (!local_on() || chunk_bytes < (agree ? runtime_coll_min_bytes() : runtime_bcast_min_bytes())) return false;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
   PMPI_Comm_rank(comm, &p.me);
   PMPI_Comm_size(comm, &p.n);
