@@ -66,7 +66,13 @@ int64_t min_bytes() {
 // ping-pongs did not gain and some lost (NAS_MG_y W 1.50 -> 1.19x, WRF_x_vec 4x4 2.12 -> 1.61x,
 // vect:8:4 of 512 KiB 1.84 -> 1.04x): below 256 KiB HYBRID has the receiver copy a heap message
 // alone, where the cells had both processes copying at once; and the geometric mean of the 66
-// kernels stayed 1.59-1.60x. Read once, at the first allocation (getenv allocates nothing).
+// kernels stayed 1.59-1.60x. Measured again after HYBRID's blocking pairs went COOP from 16 KiB
+// (209fe6e, which answers the reason above), two runs each, DDTKIT_MALLOC=0 / 1: geometric mean
+// MPICH 2.07-2.09 / 2.14-2.15x, Open MPI 1.72 / 1.66-1.79x; MILC_su3_zd 48-96 KiB 1.31-1.44 /
+// 1.53-1.85 (Open MPI), FFT2D 2-18 MB 1.12-1.43 / 1.52-1.74, but WRF_x 4x4 (100 KiB of 12 B
+// pieces, moved in cells either way) 2.29-2.39 / 1.30-1.98 under Open MPI and 1.87-1.98 /
+// 1.67-1.76 under MPICH, not explained yet: still off by default. Read once, at the first
+// allocation (getenv allocates nothing).
 bool set(const char* name) {
   const char* e = getenv(name);
   return e && *e;
