@@ -169,41 +169,16 @@ Cell* free_cell(int dest) {
 void publish(int dest) {
   Channel* c = channel(rt.job, rt.rank, dest);
   const uint64_t head = c->head.load(std::memory_order_relaxed);
-  __atomic_store_n(&c->cells[head % kCells].h.seq, static_cast<uint32_t>(head + 1), __ATOMIC_RELEASE);
+  __atomic_store_n(&c->cells[head % kCells].hot.seq, static_cast<uint32_t>(head + 1), __ATOMIC_RELEASE);
   c->head.store(head + 1, std::memory_order_relaxed);
 }
-// Zeroes a header to be written as a cell of the given kind, but for its seq, which the
-// consumer may be polling meanwhile; the cold line only where the kind uses it (job.hpp's
-// hot_only: the consumer never reads it otherwise, and writing it would cost the producer a
-// second line's ownership per message), and sets the kind.
-void clear_header(CellHeader& h, uint32_t kind) {
-  constexpr size_t at = offsetof(CellHeader, seq), after = at + sizeof h.seq;
-  char* p = reinterpret_cast<char*>(&h);
-  const bool cold = !hot_only(kind);
-  std::memset(p + (cold ? 0 : kHotWords), 0, at - (cold ? 0 : kHotWords));
-  std::memset(p + after, 0, sizeof h - after);
-  h.kind = kind;
-}
-// A copy of a cell's header (the peer cannot change what is checked after it): the hot line,
-// and the cold one only for the kinds that read it (zeros otherwise), so that a short message
-// costs its consumer the one line that its seq's poll brought.
-CellHeader read_header(const CellHeader& in) {
-  CellHeader h;
-  const char* src = reinterpret_cast<const char*>(&in);
-  char* dst = reinterpret_cast<char*>(&h);
-  std::memcpy(dst + kHotWords, src + kHotWords, sizeof h - kHotWords);
-  if (hot_only(h.kind)) std::memset(dst, 0, kHotWords);
-  else std::memcpy(dst, src, kHotWords);
-  return h;
-}
-
 // Writes the next cell of an item with a body (rts, layout): the first cell carries the header
 // and the body's start, kMore cells the rest. True when the body is all written.
 bool emit_body(CellHeader& h, char* data, Outgoing& o) {
   const int64_t total = o.body ? static_cast<int64_t>(o.body->size()) : 0;
   const int64_t from = std::max<int64_t>(0, o.body_sent);
   const int64_t n = std::min(kCellPayload, total - from);
-  if (o.body_sent >= 0) clear_header(h, kMore), h.bytes = n;
+  if (o.body_sent >= 0) h = CellHeader{}, h.kind = kMore, h.bytes = n;
   else h.desc = total;
   if (n > 0) std::memcpy(data, o.body->data() + from, static_cast<size_t>(n));
   o.body_sent = from + n;
@@ -236,12 +211,11 @@ bool claim_lines_first(ddt_type type, int64_t count, int64_t bytes) {
   return bytes / pieces >= kClaimMinPiece;
 }
 
-// An eager message into its cell (header cleared by the caller): the header, then the bytes
-// packed straight from the sender's layout.
-void write_eager(Cell& cell, const void* buf, int64_t count, ddt_type type, int tag, int64_t bytes, uint64_t id,
-                 uint32_t flags) {
-  CellHeader& h = cell.h;
-  h.tag = tag, h.bytes = bytes, h.id = id, h.flags = flags;
+// An eager message: its header words into h (which the caller puts into the cell), its bytes
+// packed straight from the sender's layout into the cell.
+void write_eager(Cell& cell, CellHeader& h, const void* buf, int64_t count, ddt_type type, int tag, int64_t bytes,
+                 uint64_t id, uint32_t flags) {
+  h.kind = kEager, h.tag = tag, h.bytes = bytes, h.id = id, h.flags = flags;
   if (claim_lines_first(type, count, bytes))
     for (int64_t i = 0; i < bytes; i += 64) {
 #if defined(__x86_64__)
@@ -260,13 +234,13 @@ enum Emit { kBlocked, kUnfinished, kFinished };
 Emit emit(int dest, Outgoing& o) {
   Cell* cell = free_cell(dest);
   if (!cell) return kBlocked;
-  CellHeader& h = cell->h;
-  clear_header(h, o.kind);
+  CellHeader h{};
+  h.kind = o.kind;
   ddt_request r = o.req;
   Emit result = kFinished;
   switch (o.kind) {
     case kEager:
-      write_eager(*cell, r->sbuf, r->count, r->type, r->tag, r->bytes, r->id, o.flags);
+      write_eager(*cell, h, r->sbuf, r->count, r->type, r->tag, r->bytes, r->id, o.flags);
       if (!(o.flags & kSync)) complete(r, DDT_SUCCESS);  // a synchronous send waits for the match's FIN
       break;
     case kRts:
@@ -334,6 +308,7 @@ Emit emit(int dest, Outgoing& o) {
     default:
       break;
   }
+  put_header(*cell, h);
   publish(dest);
   return result;
 }
@@ -448,7 +423,7 @@ void drain(int source) {
   // The cell at t is written when its seq says so (job.hpp). At most a ring's worth per call: a
   // peer that kept rewriting seqs must not hold this process here.
   const auto ready = [c](uint64_t t) {
-    return __atomic_load_n(&c->cells[t % kCells].h.seq, __ATOMIC_ACQUIRE) == static_cast<uint32_t>(t + 1);
+    return __atomic_load_n(&c->cells[t % kCells].hot.seq, __ATOMIC_ACQUIRE) == static_cast<uint32_t>(t + 1);
   };
   if (!ready(tail)) return;
   if (!rt.faulted_in[source]) {  // the first cell from source: its ring mapped in whole
@@ -459,7 +434,7 @@ void drain(int source) {
   const uint64_t end = tail + kCells;
   for (; tail < end && ready(tail); ++tail) {
     const Cell& cell = c->cells[tail % kCells];
-    const CellHeader h = read_header(cell.h);
+    const CellHeader h = get_header(cell);
     switch (h.kind) {
       case kEager:
         if (h.bytes >= 0 && h.bytes <= kCellPayload) dispatch(source, h, cell.data, h.bytes);
@@ -942,8 +917,9 @@ bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, 
   if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes)) return false;
   Cell* cell = free_cell(dest);
   if (!cell) return false;
-  clear_header(cell->h, kEager);
-  write_eager(*cell, buf, count, type, tag, bytes, rt.next_id++, 0);
+  CellHeader h{};
+  write_eager(*cell, h, buf, count, type, tag, bytes, rt.next_id++, 0);
+  put_header(*cell, h);
   publish(dest);
   return true;
 }

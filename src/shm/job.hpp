@@ -69,23 +69,22 @@ enum CellFlags : uint32_t {
   kChunk = 32768,                                                // cts: the sender's share in chunks
   kIpc = 65536,  // rts: a device send; its body is the layout and a CUDA IPC description (comm.cpp)
 };
-// Two cache lines: the cold words first, then the hot ones, which share the second line with
-// the first 24 bytes of data. The hot words are all that an eager message, a data cell, a FIN,
-// an again and a more cell need (hot_only below), so that the consumer, having polled `seq`,
-// finds a short message's header and bytes in the line that poll brought, and never asks for
-// the cold line (a second cache-line transfer from the producer's core, serialised after the
-// first). Measured here (2 cores), 1-byte round trips: 0.58 us with seq in the second line and
-// kind, tag, bytes and id in the first, 0.45 us so.
+// A cell's header as the runtime reads and writes it (get_header, put_header). In the cell it
+// lies in two parts: the hot words at the cell's start, followed by the data, and the cold words
+// in the cell's last line. The hot words are all that an eager message, a data cell, a FIN, an
+// again and a more cell need (hot_only below), so the consumer, having polled `seq`, finds a
+// short message's header and first 24 bytes in the line that poll brought, and never asks for
+// the cold line; and the line after it, the data's next 64 bytes, is the other half of the
+// 128-byte pair that the cache fetches together (seq in the second line of a pair brought the
+// useless first instead). Measured here (2 cores), round trips: 1 B 0.58 us with seq in one line
+// and kind, tag, bytes and id in another, 0.45 us with the hot words in the second line of the
+// pair; and with them first, 64 B 0.78-0.80 -> 0.59 us, 256 B 0.92 -> 0.74-0.75, 480 B
+// 0.98-1.04 -> 1.03-1.04, 1 KiB 1.38 -> 1.20-1.23, 2 KiB 1.74-1.75 -> 1.56-1.61, 3 KiB 2.31-2.33
+// -> 1.97-2.02 (a raw two-copy ping-pong, no runtime: 0.33, 0.55, 0.76, 0.93, 1.22). The cost:
+// a rendezvous cell (rts, cts) reads its cold line apart from the hot one, no longer its pair:
+// 32 KiB heap round trips 8.43-8.52 -> 8.67-8.74 us (20 KiB, 64 KiB, 128 KiB: within noise).
 struct CellHeader {
-  // cold (line 0): rts, cts, layout, forget, unmap, iov
-  uint64_t id2;
-  uint64_t addr;
-  int64_t count;
-  int64_t desc;
-  uint64_t seg;
-  uint8_t hash[16];  // with extent: a layout's key (the hash names one element's bytes; the
-  int64_t extent;    // extent places the next, so two types differing in it must not share a key)
-  // hot (line 1)
+  // hot
   int64_t offset;
   int64_t bytes;
   uint64_t id;
@@ -97,17 +96,62 @@ struct CellHeader {
   // the next cell's seq, not `head`, so that one cache-line transfer brings it both the news and
   // the header (and a short message's bytes): 1 B round trips took 0.95 us polling head, 0.77 us so.
   uint32_t seq;
+  // cold: rts, cts, layout, forget, unmap, iov
+  uint64_t id2;
+  uint64_t addr;
+  int64_t count;
+  int64_t desc;
+  uint64_t seg;
+  uint8_t hash[16];  // with extent: a layout's key (the hash names one element's bytes; the
+  int64_t extent;    // extent places the next, so two types differing in it must not share a key)
 };
-constexpr size_t kHotWords = 64;  // offset of the hot words: the second line of a cell
-static_assert(offsetof(CellHeader, offset) == kHotWords && sizeof(CellHeader) <= 2 * kHotWords,
-              "a cell header is one cold line and one hot line");
-// The kinds whose every word is hot: the consumer copies and the producer writes only those.
-inline bool hot_only(uint32_t kind) { return kind == kEager || kind == kData || kind == kFin || kind == kMore || kind == kAgain; }
-constexpr int64_t kCellPayload = kCellBytes - static_cast<int64_t>(sizeof(CellHeader));
+struct HotWords {
+  int64_t offset, bytes;
+  uint64_t id;
+  uint32_t kind;
+  int32_t tag;
+  uint32_t flags, seq;
+};
+struct ColdWords {
+  uint64_t id2, addr;
+  int64_t count, desc;
+  uint64_t seg;
+  uint8_t hash[16];
+  int64_t extent;
+};
+constexpr int64_t kCellPayload = kCellBytes - static_cast<int64_t>(sizeof(HotWords) + sizeof(ColdWords));
 struct Cell {
-  CellHeader h;
+  HotWords hot;
   char data[kCellPayload];
+  ColdWords cold;
 };
+static_assert(sizeof(HotWords) == 40 && sizeof(ColdWords) == 64 && sizeof(Cell) == kCellBytes &&
+                  offsetof(Cell, cold) % 64 == 0 && offsetof(Cell, data) % 8 == 0,
+              "a cell is its hot words, its data and its cold line");
+// The kinds whose every word is hot: the consumer reads and the producer writes only those.
+inline bool hot_only(uint32_t kind) { return kind == kEager || kind == kData || kind == kFin || kind == kMore || kind == kAgain; }
+// Writes h into cell c, but for seq (the producer's publish stores it last), the cold words only
+// where h's kind reads them.
+inline void put_header(Cell& c, const CellHeader& h) {
+  c.hot.offset = h.offset, c.hot.bytes = h.bytes, c.hot.id = h.id, c.hot.kind = h.kind, c.hot.tag = h.tag;
+  c.hot.flags = h.flags;
+  if (hot_only(h.kind)) return;
+  c.cold.id2 = h.id2, c.cold.addr = h.addr, c.cold.count = h.count, c.cold.desc = h.desc, c.cold.seg = h.seg;
+  for (int i = 0; i < 16; ++i) c.cold.hash[i] = h.hash[i];
+  c.cold.extent = h.extent;
+}
+// A copy of cell c's header (the peer cannot change what is checked after it): the hot words,
+// and the cold ones only where the kind reads them (zeros otherwise).
+inline CellHeader get_header(const Cell& c) {
+  CellHeader h{};
+  h.offset = c.hot.offset, h.bytes = c.hot.bytes, h.id = c.hot.id, h.kind = c.hot.kind, h.tag = c.hot.tag;
+  h.flags = c.hot.flags, h.seq = c.hot.seq;
+  if (hot_only(h.kind)) return h;
+  h.id2 = c.cold.id2, h.addr = c.cold.addr, h.count = c.cold.count, h.desc = c.cold.desc, h.seg = c.cold.seg;
+  for (int i = 0; i < 16; ++i) h.hash[i] = c.cold.hash[i];
+  h.extent = c.cold.extent;
+  return h;
+}
 
 struct alignas(64) Channel {
   alignas(64) std::atomic<uint64_t> head;

@@ -47,11 +47,9 @@ void forge(const CellHeader& h, const void* data, size_t n) {
   uint64_t head = c->head.load(std::memory_order_relaxed);
   while (head - c->tail.load(std::memory_order_acquire) >= static_cast<uint64_t>(kCells)) usleep(100);
   Cell& cell = c->cells[head % kCells];
-  const uint32_t old_seq = cell.h.seq;
-  cell.h = h;
-  cell.h.seq = old_seq;  // not yet this cell's (the consumer polls it)
+  put_header(cell, h);  // all but seq: not yet this cell's (the consumer polls it)
   if (n) std::memcpy(cell.data, data, n);
-  __atomic_store_n(&cell.h.seq, static_cast<uint32_t>(head + 1), __ATOMIC_RELEASE);
+  __atomic_store_n(&cell.hot.seq, static_cast<uint32_t>(head + 1), __ATOMIC_RELEASE);
   c->head.store(head + 1, std::memory_order_release);
 }
 
@@ -80,7 +78,7 @@ CellHeader take_rts(int tag) {
       usleep(100);
       continue;
     }
-    const CellHeader h = c->cells[tail % kCells].h;
+    const CellHeader h = get_header(c->cells[tail % kCells]);
     c->tail.store(tail + 1, std::memory_order_release);
     if (h.kind == kRts && h.tag == tag) return h;
   }
