@@ -110,6 +110,7 @@ bench: build $(VENV_BENCH)/.ok
 	@# cost split, vector sweep, DDTBench ping-pong, stencil; more ranks: the stencil alone). Each
 	@# MPI's run also times ddtkit's runtime beside it on the DDTBench kernels (same-run ratios).
 	build/tools/ddtkit run -n 2 build/bench/ddt_runtime_bench --out bench/results $(ARGS)
+	build/bench/raw_pingpong --out bench/results
 	$(VENV_MPICH)/bin/mpiexec -n 2 build/bench/runtime_mpi_mpich --out bench/results $(ARGS)
 	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 build/bench/runtime_mpi_ompi --out bench/results $(ARGS)
 	@for np in 4 $(if $(findstring --full,$(ARGS)),8); do \

@@ -201,13 +201,22 @@ def section(md, targets, out):
             targets.append(("Runtime: bidirectional >= 1.8x unidirectional bandwidth, zero-copy designs under HYBRID",
                             f"worst {worst[0]:.2f}x ({worst[1]}, {size(worst[2])})", bound, worst[0] >= 1.8))
 
-    pingpong = ddtbench(md, targets, data, pp)
+    pingpong = ddtbench(md, targets, data, pp, raw_pingpong(out))
     stencil = stencil_section(md, targets, data)
     cost = cost_section(md, targets, data)
     return {"vec": vec, "pingpong": pingpong, "stencil": stencil, "cost": cost}
 
 
-def ddtbench(md, targets, data, pp):
+def raw_pingpong(out):
+    """[(bytes, ns)] of bench/raw_pingpong.cpp's run (raw.jsonl), or []."""
+    path = os.path.join(out, "raw.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [(r["bytes"], r["ns"]) for r in (json.loads(line) for line in f if line.strip()) if r["suite"] == "rt_raw"]
+
+
+def ddtbench(md, targets, data, pp, raw):
     forced = {(r["case"], r["params"], r["method"]): r["ns"] for r in data["ddtkit"][1] if r["suite"] == "rt_pingpong"}
     rows = [r for r in data["ddtkit"][1] if r["suite"] == "rt_pingpong" and r["method"] == "ddtkit"]
     if not rows:
@@ -286,6 +295,13 @@ def ddtbench(md, targets, data, pp):
         if floor:
             md += [f"Latency floor ({floor}): the ratio a kernel tends to where its bytes take far less time "
                    "than a message.", ""]
+        # The machine's own two-copy message between the two cores (bench/raw_pingpong.cpp: no
+        # runtime, no MPI), a separate run: what an eager message cannot beat.
+        if raw:
+            cells = ", ".join(f"{b} B {ns / 1e3:.2f}" for b, ns in raw)
+            md += [f"The machine's two-copy round trip with no runtime and no MPI (bench/raw_pingpong.cpp, its own run), us: "
+                   f"{cells}.", ""]
+            floor += f"; raw two-copy 1 B {raw[0][1] / 1e3:.2f} us"
         targets.append(("Runtime: DDTBench ping-pong geomean >= 2.5x the faster MPI's datatype path", f"{g:.2f}x ({how})", floor, g >= 2.5))
         targets.append(("Runtime: DDTBench ping-pong, every kernel >= 1.2x the faster MPI", f"worst {w[3]:.2f}x ({w[0]} {w[1]})",
                         "", w[3] >= 1.2))
