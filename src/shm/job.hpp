@@ -83,10 +83,8 @@ enum CellFlags : uint32_t {
 // -> 1.97-2.02 (a raw two-copy ping-pong, no runtime: 0.33, 0.55, 0.76, 0.93, 1.22). The cost:
 // a rendezvous cell (rts, cts) reads its cold line apart from the hot one, no longer its pair:
 // 32 KiB heap round trips 8.43-8.52 -> 8.67-8.74 us (20 KiB, 64 KiB, 128 KiB: within noise).
-struct CellHeader {
-  // hot
-  int64_t offset;
-  int64_t bytes;
+struct HotWords {
+  int64_t offset, bytes;
   uint64_t id;
   uint32_t kind;
   int32_t tag;
@@ -96,29 +94,16 @@ struct CellHeader {
   // the next cell's seq, not `head`, so that one cache-line transfer brings it both the news and
   // the header (and a short message's bytes): 1 B round trips took 0.95 us polling head, 0.77 us so.
   uint32_t seq;
-  // cold: rts, cts, layout, forget, unmap, iov
-  uint64_t id2;
-  uint64_t addr;
-  int64_t count;
-  int64_t desc;
-  uint64_t seg;
-  uint8_t hash[16];  // with extent: a layout's key (the hash names one element's bytes; the
-  int64_t extent;    // extent places the next, so two types differing in it must not share a key)
 };
-struct HotWords {
-  int64_t offset, bytes;
-  uint64_t id;
-  uint32_t kind;
-  int32_t tag;
-  uint32_t flags, seq;
-};
+// rts, cts, layout, forget, unmap, iov
 struct ColdWords {
   uint64_t id2, addr;
   int64_t count, desc;
   uint64_t seg;
-  uint8_t hash[16];
-  int64_t extent;
+  uint8_t hash[16];  // with extent: a layout's key (the hash names one element's bytes; the
+  int64_t extent;    // extent places the next, so two types differing in it must not share a key)
 };
+struct CellHeader : HotWords, ColdWords {};
 constexpr int64_t kCellPayload = kCellBytes - static_cast<int64_t>(sizeof(HotWords) + sizeof(ColdWords));
 struct Cell {
   HotWords hot;
@@ -135,21 +120,14 @@ inline bool hot_only(uint32_t kind) { return kind == kEager || kind == kData || 
 inline void put_header(Cell& c, const CellHeader& h) {
   c.hot.offset = h.offset, c.hot.bytes = h.bytes, c.hot.id = h.id, c.hot.kind = h.kind, c.hot.tag = h.tag;
   c.hot.flags = h.flags;
-  if (hot_only(h.kind)) return;
-  c.cold.id2 = h.id2, c.cold.addr = h.addr, c.cold.count = h.count, c.cold.desc = h.desc, c.cold.seg = h.seg;
-  for (int i = 0; i < 16; ++i) c.cold.hash[i] = h.hash[i];
-  c.cold.extent = h.extent;
+  if (!hot_only(h.kind)) c.cold = h;
 }
 // A copy of cell c's header (the peer cannot change what is checked after it): the hot words,
 // and the cold ones only where the kind reads them (zeros otherwise).
 inline CellHeader get_header(const Cell& c) {
   CellHeader h{};
-  h.offset = c.hot.offset, h.bytes = c.hot.bytes, h.id = c.hot.id, h.kind = c.hot.kind, h.tag = c.hot.tag;
-  h.flags = c.hot.flags, h.seq = c.hot.seq;
-  if (hot_only(h.kind)) return h;
-  h.id2 = c.cold.id2, h.addr = c.cold.addr, h.count = c.cold.count, h.desc = c.cold.desc, h.seg = c.cold.seg;
-  for (int i = 0; i < 16; ++i) h.hash[i] = c.cold.hash[i];
-  h.extent = c.cold.extent;
+  static_cast<HotWords&>(h) = c.hot;
+  if (!hot_only(h.kind)) static_cast<ColdWords&>(h) = c.cold;
   return h;
 }
 
