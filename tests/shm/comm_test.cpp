@@ -952,12 +952,17 @@ int mode_killpeer_copy(const std::string& how, const std::string& role) {
   const int b = ddt_comm_barrier();
   check(b == DDT_SUCCESS, "killpeer: barrier returned %s", err_name(b));
   if (g_rank == 1) {
+    // The timer is armed after rank 1's isend has returned: isend writes the RTS into its cell
+    // (it reads no incoming cell, so no CTS, and copies nothing), so rank 0 always sees the RTS
+    // and starts the protocol. Armed before it, a rank 1 descheduled for 1 ms (CI's 2 loaded
+    // cores) died with no RTS out, and rank 0's receive failed, rightly, without a protocol.
     signal(SIGALRM, die_now);
+    if (rank1_sends) isend();
     itimerval t{};
     t.it_value.tv_usec = 1000;
     setitimer(ITIMER_REAL, &t, nullptr);
     int e;
-    if (rank1_sends) isend(), e = ddt_comm_wait(&sreq, nullptr);
+    if (rank1_sends) e = ddt_comm_wait(&sreq, nullptr);
     else e = ddt_comm_recv(big.data(), n, DDT_BYTE, 0, 5, nullptr);
     // Not reached unless the transfer ended within 1 ms: the test then fails at rank 0.
     std::fprintf(stderr, "comm_test: rank 1 finished its transfer (%s) before its timer\n", err_name(e));
