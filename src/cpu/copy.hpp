@@ -12,8 +12,10 @@ namespace ddt {
 // dtype). The caller has checked both sides (ddt::stream, ddt::hostile) and that 0 <= from and
 // to is at most either side's packed size. Each side is sought once (the runtime copies a
 // message in chunks, or in two shares on two cores, with it). May throw std::bad_alloc.
+// footprint: the bytes of the whole transfer into dst that this range is a share of (0: the
+// range alone); where one side is contiguous, the store kind is chosen by it (execute.cpp).
 void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t from,
-                int64_t to);
+                int64_t to, int64_t footprint = 0);
 // Stream bytes [0, n).
 inline void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype,
                        int64_t n) {

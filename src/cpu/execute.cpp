@@ -148,23 +148,28 @@ void run(ddt_type type, const ddt::Plan& p, int64_t count, uintptr_t buf, int64_
   ddt::walk(*type->layout, p, buf, lo, hi, op);
 }
 
-// Stream bytes [lo, hi) of (buf, type) between the buffer and seq, as the plan says.
+// Stream bytes [lo, hi) of (buf, type) between the buffer and seq, as the plan says. out: the
+// output bytes the store kind is chosen by (plan.hpp's stream_stores): the range's own length,
+// or, for a range that is a share of a larger transfer into the same destination (copy_range's
+// footprint), that transfer's length.
 template <bool Gather>
-void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, char* seq) {
+void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, char* seq, int64_t out = 0) {
+  out = std::max(out, hi - lo);
   const ddt::Plan& p = ddt::plan_of(type);
   if (p.shape == ddt::Shape::Nest) {
     const uintptr_t base = buf + static_cast<uintptr_t>(p.disp);
-    if (p.dims == 0 && (count == 1 || p.extent == p.width) && hi - lo < ddt::kStreamBytes) {  // contiguous
+    if (p.dims == 0 && (count == 1 || p.extent == p.width) && out < ddt::kStreamBytes) {  // contiguous
       char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(lo));
       return Gather ? ddt::one_copy(seq, at, hi - lo) : ddt::one_copy(at, seq, hi - lo);
     }
-    if (count == 1 && lo == 0 && hi == p.size && ddt::small_nest<Gather>(p, base, seq)) return;
-    if (count == 1) return ddt::nest<Gather>(p, ddt::view_of(p), base, lo, hi, seq);
+    if (count == 1 && lo == 0 && hi == p.size && out == hi && ddt::small_nest<Gather>(p, base, seq)) return;
+    if (count == 1) return ddt::nest<Gather>(p, ddt::view_of(p), base, lo, hi, seq, out);
     const ddt::NestShape x(p, count);
-    return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq);
+    return ddt::nest<Gather>(p, x.view(), base, lo, hi, seq, out);
   }
+  // A Parts plan chooses per entry, by the entry's share of the range (parts.hpp).
   if (p.shape == ddt::Shape::Parts) return ddt::parts<Gather>(p, buf + static_cast<uintptr_t>(p.disp), lo, hi, seq);
-  const bool stream = hi - lo >= ddt::kStreamBytes;
+  const bool stream = out >= ddt::kStreamBytes;
   if (p.shape == ddt::Shape::List) {
     const ddt::Layout& L = *type->layout;
     auto walk_entry = [&](int64_t node, uintptr_t at, char* s) {
@@ -287,8 +292,9 @@ int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t sc
 //    beat a memcpy call per piece for blocks below a few hundred bytes.
 // Each side is sought once per chunk at worst; a chunk of the zip path advances resumable cursors.
 void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int64_t dcount, ddt_type dtype, int64_t lo,
-                int64_t n) {
+                int64_t n, int64_t footprint) {
   if (n <= lo) return;
+  const int64_t out = std::max(footprint, n - lo);
   constexpr int64_t kZipPiece = 4096, kStage = 16384, kChunk = int64_t{64} << 10;
   const ddt::Plan& ps = ddt::plan_of(stype);
   const ddt::Plan& pd = ddt::plan_of(dtype);
@@ -297,13 +303,13 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
   };
   const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
   if (contiguous(pd, dcount)) {
-    move<true>(stype, scount, s, lo, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp + lo)));
-    if (n - lo >= ddt::kStreamBytes) ddt::stream_fence();
+    move<true>(stype, scount, s, lo, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp + lo)), out);
+    if (out >= ddt::kStreamBytes) ddt::stream_fence();
     return;
   }
   if (contiguous(ps, scount)) {
-    move<false>(dtype, dcount, d, lo, n, reinterpret_cast<char*>(s + static_cast<uintptr_t>(ps.disp + lo)));
-    if (n - lo >= ddt::kStreamBytes) ddt::stream_fence();
+    move<false>(dtype, dcount, d, lo, n, reinterpret_cast<char*>(s + static_cast<uintptr_t>(ps.disp + lo)), out);
+    if (out >= ddt::kStreamBytes) ddt::stream_fence();
     return;
   }
   const auto staged = [&](int64_t from, int64_t to) {

@@ -7,6 +7,7 @@
 // 2-level nest (rows of blocks, the DDTBench faces) is an explicit double loop. A call for one
 // whole element (the common one) uses the plan's arrays as they are.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "cpu/copy_kernels.hpp"
@@ -177,10 +178,11 @@ inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
   return true;
 }
 
-// The width dispatch, once per call: the plan's kernel width, or streaming stores.
+// The width dispatch, once per call: the plan's kernel width, or streaming stores, chosen by the
+// output bytes out (the range's, or the whole transfer's it is a share of: execute.cpp's move).
 template <bool Gather>
-inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq) {
-  if (stream_stores(hi - lo, p.width, Gather)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr);
+inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq, int64_t out = 0) {
+  if (stream_stores(std::max(out, hi - lo), p.width, Gather)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr);
   const Plan* shuf = nullptr;
 #if defined(__x86_64__)
   if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3()) shuf = &p;

@@ -634,6 +634,72 @@ TEST(Executors, PairedBlocksCopy) {
   }
 }
 
+// copy_range with a footprint past kStreamBytes (a COOP share or a chunk of a large message,
+// rendezvous.cpp) moves a small range with the streaming kernels that otherwise run only on
+// ranges of 16 MiB and more: it must leave exactly what the same range copied with plain stores
+// leaves, for pack-like (contiguous destination) and unpack-like (contiguous source) copies of
+// vectors of every streamed width and of short ones, a contiguous run, and an irregular table,
+// over random byte ranges (unaligned starts and ends, inside blocks) and destinations 0-63 bytes
+// past a line.
+TEST(Executors, FootprintStreamedRange) {
+  std::mt19937_64 rng(23);
+  std::vector<ddt_type> types;
+  for (int64_t w : {1, 4, 8, 16, 24, 64, 100, 1024, 3000}) {
+    ddt_type v;
+    ASSERT_EQ(ddt_type_hvector(40, w, 2 * w + 8, DDT_BYTE, &v), DDT_SUCCESS);
+    types.push_back(v);
+  }
+  ddt_type c, table;
+  ASSERT_EQ(ddt_type_contiguous(20000, DDT_BYTE, &c), DDT_SUCCESS);
+  types.push_back(c);
+  std::vector<int64_t> bl, disp;
+  for (int64_t i = 0, at = 0; i < 60; ++i) {
+    bl.push_back(1 + static_cast<int64_t>(rng() % 300));
+    disp.push_back(at);
+    at += bl.back() + static_cast<int64_t>(rng() % 200);
+  }
+  ASSERT_EQ(ddt_type_hindexed(60, bl.data(), disp.data(), DDT_BYTE, &table), DDT_SUCCESS);
+  types.push_back(table);
+  for (ddt_type t : types) {
+    ASSERT_EQ(ddt_type_commit(t), DDT_SUCCESS);
+    int64_t size = 0, lb = 0, extent = 0;
+    ddt_type_size(t, &size);
+    ddt_type_extent(t, &lb, &extent);
+    const int64_t count = 2;
+    const int64_t n = size * count;
+    ddt_type bytes;
+    ASSERT_EQ(ddt_type_contiguous(n, DDT_BYTE, &bytes), DDT_SUCCESS);
+    ASSERT_EQ(ddt_type_commit(bytes), DDT_SUCCESS);
+    const size_t span = static_cast<size_t>(extent * count + 128);
+    std::vector<char> laid(span), flat(static_cast<size_t>(n) + 128);
+    for (auto& ch : laid) ch = static_cast<char>(rng());
+    for (auto& ch : flat) ch = static_cast<char>(rng());
+    for (int trial = 0; trial < 12; ++trial) {
+      int64_t from = static_cast<int64_t>(rng() % static_cast<uint64_t>(n)), to = static_cast<int64_t>(rng() % static_cast<uint64_t>(n + 1));
+      if (from > to) std::swap(from, to);
+      if (trial == 0) from = 0, to = n;
+      const size_t shift = static_cast<size_t>(rng() % 64);
+      // Pack-like: the layout into bytes.
+      std::vector<char> plain(flat.size() + 64, 0x5a), streamed(flat.size() + 64, 0x5a);
+      ddt::copy_range(laid.data() + 64, count, t, plain.data() + shift, 1, bytes, from, to);
+      ddt::copy_range(laid.data() + 64, count, t, streamed.data() + shift, 1, bytes, from, to, ddt::kStreamBytes);
+      EXPECT_EQ(plain, streamed) << "gather, size " << size << " range " << from << "-" << to;
+      // Unpack-like: bytes into the layout.
+      std::vector<char> uplain(span + 64, 0x3c), ustreamed(span + 64, 0x3c);
+      ddt::copy_range(flat.data(), 1, bytes, uplain.data() + 64 + shift, count, t, from, to);
+      ddt::copy_range(flat.data(), 1, bytes, ustreamed.data() + 64 + shift, count, t, from, to, ddt::kStreamBytes);
+      EXPECT_EQ(uplain, ustreamed) << "scatter, size " << size << " range " << from << "-" << to;
+      // And the plain range is the range of a pack.
+      std::vector<char> packed(static_cast<size_t>(n));
+      int64_t k = 0;
+      ASSERT_EQ(ddt_pack(laid.data() + 64, count, t, 0, packed.data(), n, &k), DDT_SUCCESS);
+      EXPECT_EQ(0, std::memcmp(plain.data() + shift + from, packed.data() + from, static_cast<size_t>(to - from)));
+    }
+    ddt_type_free(&bytes);
+  }
+  for (ddt_type& t : types) ddt_type_free(&t);
+}
+
 // ddt_copy between two nests of one shape placed apart (cpu/twin.hpp: a halo face sent from the
 // boundary layer into the halo layer, the same type on both sides of a ping-pong): the shapes
 // are recognised (twins), including a subarray against the vectors that make the same nest, and
