@@ -55,7 +55,9 @@ def section(md, targets, out):
 def sweep(md, targets, t):
     md += ["Two processes, ddtkit's buffers from `ddt_alloc`; the same messages through each MPI's own path "
            "(bench/protocol_sweep.hpp). Latency: half a round trip of blocking send/recv, microseconds. Bandwidth: "
-           "a window of 4 isends/irecvs, GB/s. `chunked` is COOP-p2p copying 1 MiB at a time; `hca` RGET striped over "
+           "a window of 4 isends/irecvs, GB/s. ddtkit's protocols are timed sample by sample in turn, each sample after "
+           "two untimed transfers of its own (the first transfers after a change of protocol run slower); `hybrid` "
+           "in a series of its own after them (it first idles, to forget the others' load history). `chunked` is COOP-p2p copying 1 MiB at a time; `hca` RGET striped over "
            "the receiver's core and a helper thread (COOP-hca's second engine, R = 1: it pays only where a core is idle); "
            "`hybrid` the default "
            "(RGET below 256 KiB, Table II for blocking calls, the load counters for isend/irecv, chunked from 4 MiB).", ""]

@@ -185,7 +185,8 @@ void protocol_sweep(Rt& t, Jsonl* out, const Options& o) {
           // must have moved its share (R / (1 + R) of the message, R = 1 by default).
           if (id == DDT_PROTO_COOP_HCA && a.engine_bytes == before.engine_bytes)
             t.fail("protocol sweep: COOP_HCA's second engine moved nothing");
-        }});
+        },
+        id == DDT_PROTO_HYBRID});
   }
   rtbench::protocol_sweep(t, out, o, methods);
   t.ck(ddt_comm_set_protocol(DDT_PROTO_HYBRID), "ddt_comm_set_protocol");

@@ -71,11 +71,14 @@ double time_op(T& t, const std::function<void()>& op, const Budget& b) {
 
 // Medians of one call of each method, the methods taking turns sample by sample (rotated, so that
 // none always follows the same one); each sample lasts about min_sample_ns on rank 0's clock,
-// which chooses the calls per sample and tells rank 1, so both run the same sequence.
+// which chooses the calls per sample and tells rank 1, so both run the same sequence. prepare
+// (if given) runs on every rank before each of method m's samples and its calibration, untimed.
 template <class T>
-std::vector<double> interleaved(T& t, const std::vector<Method>& ms, const Budget& b) {
+std::vector<double> interleaved(T& t, const std::vector<Method>& ms, const Budget& b,
+                                const std::function<void(size_t)>& prepare = nullptr) {
   std::vector<int64_t> iters(ms.size(), 1);
   for (size_t m = 0; m < ms.size(); ++m) {
+    if (prepare) prepare(m);
     ms[m].run();  // warm-up
     const double t0 = rtbench::now_ns();
     ms[m].run();
@@ -86,6 +89,7 @@ std::vector<double> interleaved(T& t, const std::vector<Method>& ms, const Budge
   for (int r = 0; r < reps; ++r)
     for (size_t j = 0; j < ms.size(); ++j) {
       const size_t m = (j + static_cast<size_t>(r)) % ms.size();
+      if (prepare) prepare(m);
       t.barrier();
       const double t0 = rtbench::now_ns();
       for (int64_t i = 0; i < iters[m]; ++i) ms[m].run();
