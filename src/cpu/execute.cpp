@@ -320,7 +320,7 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
       move<false>(dtype, dcount, d, at, hi, stage);
     }
   };
-  if (ddt::twins(ps, scount, pd, dcount)) return ddt::twin_copy(ps, scount, s, pd, d, lo, n);
+  if (ddt::twins(ps, scount, pd, dcount)) return ddt::twin_copy(ps, scount, s, pd, d, lo, n, out);
   if (ps.shape == ddt::Shape::Nest && pd.shape == ddt::Shape::Nest && ps.width == pd.width && ps.width < kZipPiece) {
     // Blocks pair from the first block boundary on (stream offsets that are multiples of the
     // width, on both sides); a partial block at either end is staged.

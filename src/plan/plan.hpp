@@ -185,6 +185,17 @@ inline bool stream_width(int64_t width, bool gather) {
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
   return output_bytes >= kStreamBytes && stream_width(width, gather);
 }
+// A copy between two layouts of one shape (cpu/twin.hpp: each block to the same place in the
+// other) streams its destination blocks from kStreamTwinMinWidth. Measured between two processes
+// (2 ranks, a vector of 16 MiB at stride 2 x block through the mapped heap, RGET: the receiver's
+// one copy; round trips of one protocol in a row, two runs, GB/s plain / streamed): 64 B
+// 3.0 / 2.7-3.5 (64 MiB: 3.0 / 2.8-2.9), 128 B 2.6 / 3.8, 256 B 2.7-3.0 / 3.9-4.9, 512 B
+// 3.5-3.7 / 7.8-8.4, 4 KiB 9.2-11.7 / 14.6-14.7, 16 KiB 9.1-9.7 / 15.3-15.7; COOP-p2p (two
+// shares, footprint 16 MiB) 512 B 12.0-13.8 / 22.7-24.2, 16 KiB 23.2-24.7 / 30.6-30.8.
+constexpr int64_t kStreamTwinMinWidth = 128;
+inline bool stream_twin(int64_t output_bytes, int64_t width) {
+  return output_bytes >= kStreamBytes && width >= kStreamTwinMinWidth;
+}
 
 // Builds the plan of a layout with the given extent (pure; for tests and for plan_of).
 Plan make_plan(const Layout& L, int64_t extent);
