@@ -327,8 +327,9 @@ def stencil_section(md, targets, data):
            "exchanges the faces of every split dimension (irecv, isend, waitall), communication only. Microseconds per "
            "iteration on rank 0. ddtkit and MPI: subarray types; `hand`: the faces packed by hand around contiguous "
            "messages. With more processes than the machine's cores every figure includes the scheduler. "
-           "Speedup = faster MPI (subarray) / ddtkit, taken within each MPI's run where that run timed ddtkit's "
-           "runtime right after it (`beside`; the smaller of the two runs' speedups), else across runs.", "",
+           "Speedup = faster MPI (subarray) / ddtkit, taken within each MPI's run, which timed the MPI's iterations "
+           "and ddtkit's runtime's in turn, sample by sample (`beside`; the smaller of the two runs' speedups), else "
+           "across runs.", "",
            "| grid | P | n | ddtkit | ddtkit hand | MPICH | beside MPICH | MPICH hand | Open MPI | beside Open MPI | "
            "Open MPI hand | speedup |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]

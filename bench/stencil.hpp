@@ -150,77 +150,141 @@ inline std::vector<int64_t> stencil_sizes(const Options& o) {
   return {64};
 }
 
-// Every rank takes part; rank 0 writes out.
+// One transport's side of the stencil: its grid array, the faces' types both ways and the hand
+// path's staging, built on construction and released on destruction.
 template <class T>
-void stencil(T& t, Jsonl* out, const Options& o, const std::vector<StencilMethod>& methods) {
+struct StencilCase {
   using Req = typename T::Req;
-  const Budget b = o.budget();
+  T& t;
+  const Grid& g;
+  const std::vector<Face>& fs;
+  double* a;
+  std::vector<typename T::Type> stype, rtype;
+  std::vector<double*> sstage, rstage;
+  std::vector<Req> req;
+
+  StencilCase(T& tr, const Grid& grid, const std::vector<Face>& faces) : t(tr), g(grid), fs(faces) {
+    a = static_cast<double*>(t.alloc(g.cells() * 8));
+    for (const Face& f : fs) {
+      stype.push_back(t.subarray(f.sizes, f.subsizes, f.send_start));
+      rtype.push_back(t.subarray(f.sizes, f.subsizes, f.recv_start));
+      sstage.push_back(static_cast<double*>(t.alloc(f.elems * 8)));
+      rstage.push_back(static_cast<double*>(t.alloc(f.elems * 8)));
+    }
+    req.resize(2 * fs.size());
+  }
+  ~StencilCase() {
+    for (auto& ty : stype) t.free_type(ty);
+    for (auto& ty : rtype) t.free_type(ty);
+    for (double* p : sstage) t.release(p);
+    for (double* p : rstage) t.release(p);
+    t.release(a);
+  }
+  // One iteration's exchange: the faces' subarray types, or (hand) packed around byte messages.
+  void iteration(bool hand) {
+    const int nf = static_cast<int>(fs.size());
+    for (int f = 0; f < nf; ++f)
+      if (hand) t.irecv(rstage[f], fs[f].elems * 8, t.bytes(), fs[f].peer, fs[f].recv_tag, &req[f]);
+      else t.irecv(a, 1, rtype[f], fs[f].peer, fs[f].recv_tag, &req[f]);
+    for (int f = 0; f < nf; ++f)
+      if (hand) {
+        face_pack(g, fs[f], a, sstage[f]);
+        t.isend(sstage[f], fs[f].elems * 8, t.bytes(), fs[f].peer, fs[f].send_tag, &req[nf + f]);
+      } else {
+        t.isend(a, 1, stype[f], fs[f].peer, fs[f].send_tag, &req[nf + f]);
+      }
+    t.waitall(2 * nf, req.data());
+    if (hand)
+      for (int f = 0; f < nf; ++f) face_unpack(g, fs[f], rstage[f], a);
+  }
+  // One exchange from a filled grid, checked (on the failing rank: t.fail).
+  void check(const std::string& name, const char* params, const char* decomp, bool hand) {
+    grid_fill(g, a);
+    t.barrier();
+    iteration(hand);
+    int64_t bad = -1;
+    if (!grid_check(g, a, &bad)) {
+      char why[160];
+      std::snprintf(why, sizeof why, "stencil %s %s %s: wrong value at cell %lld", name.c_str(), params, decomp,
+                    (long long)bad);
+      t.fail(why);
+    }
+  }
+};
+
+template <class T>
+void stencil_report(T& t, Jsonl* out, bool three_d, const Grid& g, const std::vector<Face>& fs, const char* params,
+                    const char* decomp, const std::string& name, double ns) {
+  if (t.me != 0 || !out) return;
+  int64_t bytes = 0;
+  for (const Face& f : fs) bytes += f.elems * 8;
+  char extra[96];
+  std::snprintf(extra, sizeof extra, "\"decomp\": \"%s\", \"faces\": %d, \"np\": %d, \"n\": %lld", decomp,
+                static_cast<int>(fs.size()), t.np, (long long)g.n);
+  out->add("rt_stencil", three_d ? "3d" : "1d", params, "iteration", name, bytes, ns, extra);
+  std::printf("[stencil %s %-8s %s] %-16s %9.2f us per iteration (%d faces, %lld B sent per rank)\n",
+              three_d ? "3-D" : "1-D", decomp, params, name.c_str(), ns / 1e3, static_cast<int>(fs.size()),
+              (long long)bytes);
+  std::fflush(stdout);
+}
+
+// Each size and decomposition of the sweep, as (three_d, grid, faces, params, decomp).
+template <class F>
+void stencil_cases(int np, int me, const Options& o, F&& each) {
   for (int64_t n : stencil_sizes(o))
     for (bool three_d : {false, true}) {
-      const Grid g = make_grid(n, t.np, t.me, three_d);
-      if (three_d && g.dims[0] == t.np) continue;  // the same grid as the 1-D one (P prime)
+      const Grid g = make_grid(n, np, me, three_d);
+      if (three_d && g.dims[0] == np) continue;  // the same grid as the 1-D one (P prime)
       const std::vector<Face> fs = grid_faces(g);
-      const int nf = static_cast<int>(fs.size());
-      double* a = static_cast<double*>(t.alloc(g.cells() * 8));
-      std::vector<typename T::Type> stype, rtype;
-      std::vector<double*> sstage, rstage;
-      for (const Face& f : fs) {
-        stype.push_back(t.subarray(f.sizes, f.subsizes, f.send_start));
-        rtype.push_back(t.subarray(f.sizes, f.subsizes, f.recv_start));
-        sstage.push_back(static_cast<double*>(t.alloc(f.elems * 8)));
-        rstage.push_back(static_cast<double*>(t.alloc(f.elems * 8)));
-      }
-      std::vector<Req> req(2 * nf);
       char params[64];
-      std::snprintf(params, sizeof params, "P=%d n=%lld", t.np, (long long)n);
+      std::snprintf(params, sizeof params, "P=%d n=%lld", np, (long long)n);
       char decomp[32];
       std::snprintf(decomp, sizeof decomp, "%dx%dx%d", g.dims[0], g.dims[1], g.dims[2]);
-      for (const StencilMethod& m : methods) {
-        auto iteration = [&] {
-          for (int f = 0; f < nf; ++f)
-            if (m.hand) t.irecv(rstage[f], fs[f].elems * 8, t.bytes(), fs[f].peer, fs[f].recv_tag, &req[f]);
-            else t.irecv(a, 1, rtype[f], fs[f].peer, fs[f].recv_tag, &req[f]);
-          for (int f = 0; f < nf; ++f)
-            if (m.hand) {
-              face_pack(g, fs[f], a, sstage[f]);
-              t.isend(sstage[f], fs[f].elems * 8, t.bytes(), fs[f].peer, fs[f].send_tag, &req[nf + f]);
-            } else {
-              t.isend(a, 1, stype[f], fs[f].peer, fs[f].send_tag, &req[nf + f]);
-            }
-          t.waitall(2 * nf, req.data());
-          if (m.hand)
-            for (int f = 0; f < nf; ++f) face_unpack(g, fs[f], rstage[f], a);
-        };
-        if (m.setup) m.setup();
-        grid_fill(g, a);
-        t.barrier();
-        iteration();
-        int64_t bad = -1;
-        if (!grid_check(g, a, &bad)) {
-          char why[160];
-          std::snprintf(why, sizeof why, "stencil %s %s %s: wrong value at cell %lld", m.name.c_str(), params, decomp,
-                        (long long)bad);
-          t.fail(why);
-        }
-        const double ns = time_op(t, iteration, b);
-        if (t.me == 0 && out) {
-          int64_t bytes = 0;
-          for (const Face& f : fs) bytes += f.elems * 8;
-          char extra[96];
-          std::snprintf(extra, sizeof extra, "\"decomp\": \"%s\", \"faces\": %d, \"np\": %d, \"n\": %lld", decomp, nf,
-                        t.np, (long long)n);
-          out->add("rt_stencil", three_d ? "3d" : "1d", params, "iteration", m.name, bytes, ns, extra);
-          std::printf("[stencil %s %-8s %s] %-16s %9.2f us per iteration (%d faces, %lld B sent per rank)\n",
-                      three_d ? "3-D" : "1-D", decomp, params, m.name.c_str(), ns / 1e3, nf, (long long)bytes);
-          std::fflush(stdout);
-        }
-      }
-      for (auto& ty : stype) t.free_type(ty);
-      for (auto& ty : rtype) t.free_type(ty);
-      for (double* p : sstage) t.release(p);
-      for (double* p : rstage) t.release(p);
-      t.release(a);
+      each(three_d, g, fs, params, decomp);
     }
+}
+
+// Every rank takes part; rank 0 writes out. Each method in a series of its own.
+template <class T>
+void stencil(T& t, Jsonl* out, const Options& o, const std::vector<StencilMethod>& methods) {
+  const Budget b = o.budget();
+  stencil_cases(t.np, t.me, o, [&](bool three_d, const Grid& g, const std::vector<Face>& fs, const char* params,
+                                   const char* decomp) {
+    StencilCase<T> c(t, g, fs);
+    for (const StencilMethod& m : methods) {
+      if (m.setup) m.setup();
+      c.check(m.name, params, decomp, m.hand);
+      const double ns = time_op(t, [&] { c.iteration(m.hand); }, b);
+      stencil_report(t, out, three_d, g, fs, params, decomp, m.name, ns);
+    }
+  });
+}
+
+// The MPI's stencil (its subarray types, and by hand) and ddtkit's runtime's (`ddtkit`) in the
+// same processes, sample by sample in turn (transfer.hpp's interleaved), so that the speedup is
+// taken over the same phases of the machine. Timed one series after the other, the 2x2x1 grid
+// on 4 processes (2 cores) put the runtime at 29.9-47.9 us from one run to the next against the
+// faster MPI's 65, and the speedup between 1.36x and 2.23x. The samples start at ddtkit's
+// barrier, which yields: with the MPI's, which spins, a rank still spinning in it with more
+// processes than cores held a core into the next sample (ddtkit 108-228 us per iteration in
+// MPICH's run against 45-52 in its own; MPICH itself 1.2-2.7 ms; with ddtkit's barrier 33-50 and
+// 170-280). R's setup comes from the caller.
+template <class T, class R>
+void stencil_same_run(T& t, R& rt, Jsonl* out, const Options& o) {
+  const Budget b = o.budget();
+  stencil_cases(t.np, t.me, o, [&](bool three_d, const Grid& g, const std::vector<Face>& fs, const char* params,
+                                   const char* decomp) {
+    StencilCase<T> mc(t, g, fs);
+    StencilCase<R> rc(rt, g, fs);
+    mc.check("mpi-subarray", params, decomp, false);
+    mc.check("mpi-hand", params, decomp, true);
+    rc.check("ddtkit", params, decomp, false);
+    const std::vector<Method> ms = {{"mpi-subarray", [&] { mc.iteration(false); }},
+                                    {"mpi-hand", [&] { mc.iteration(true); }},
+                                    {"ddtkit", [&] { rc.iteration(false); }}};
+    const std::vector<double> ns = interleaved(rt, ms, b);  // ddtkit's barrier: it yields (see above)
+    for (size_t m = 0; m < ms.size(); ++m) stencil_report(t, out, three_d, g, fs, params, decomp, ms[m].name, ns[m]);
+  });
 }
 
 }  // namespace rtbench
