@@ -35,6 +35,9 @@
 #include <memory>
 #include <unordered_map>
 #include <vector>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "ddtkit.h"
 #include "cpu/arguments.hpp"
@@ -54,6 +57,14 @@ Runtime rt;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int64_t phase_ticks() {
+#if defined(__x86_64__)
+  return static_cast<int64_t>(__rdtsc());
+#else
+  return now_ns();
+#endif
 }
 
 }  // namespace ddt::shm
@@ -295,14 +306,14 @@ Emit emit(int dest, Outgoing& o) {
       break;
     }
     case kIov: {  // the next cell of the send's piece list (iov exchange)
-      const int64_t t0 = now_ns();
+      const int64_t t0 = phase_ticks();
       int64_t nv = 0, b = 0;
       ddt_iov(r->sbuf, r->count, r->type, r->sent, reinterpret_cast<struct iovec*>(cell->data),
               kCellPayload / static_cast<int64_t>(sizeof(struct iovec)), &nv, &b);
       h.id = r->rid, h.offset = r->sent, h.bytes = b, h.count = nv;
       r->sent += b;
       if (b > 0 && r->sent < r->bytes) result = kUnfinished;  // the send completes at FIN
-      rt.times.exchange_ns += now_ns() - t0;
+      rt.phases.exchange += phase_ticks() - t0;
       break;
     }
     default:
@@ -718,6 +729,8 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.sent = SentSet{};
     rt.put_sent = SentSet{};
     rt.times = ddt_comm_times{};
+    rt.phases = Runtime::Phases{};
+    rt.ticks0 = phase_ticks(), rt.ns0 = now_ns();
     rt.job = job, rt.rank = rank, rt.size = size, rt.cma = true;
     rt.faulted_out.assign(size, false), rt.faulted_in.assign(size, false), rt.tail_seen.assign(size, 0);
     rt.mech = DDT_MECH_AUTO, rt.exchange = DDT_EXCHANGE_MEMOIZED, rt.protocol = DDT_PROTO_HYBRID;
@@ -1123,6 +1136,12 @@ int ddt_comm_get_times(ddt_comm_times* t) {
   if (!t) return DDT_ERR_ARG;
   if (!ready()) return DDT_ERR_COMM;
   *t = rt.times;
+  // The phases' ticks in ns, at the rate the ticks ran against the system clock since join.
+  const int64_t dt = phase_ticks() - rt.ticks0, dn = now_ns() - rt.ns0;
+  const double ns_per_tick = dt > 0 && dn > 0 ? static_cast<double>(dn) / static_cast<double>(dt) : 1.0;
+  const auto ns = [&](int64_t ticks) { return static_cast<int64_t>(static_cast<double>(ticks) * ns_per_tick); };
+  t->exchange_ns = ns(rt.phases.exchange), t->translate_ns = ns(rt.phases.translate);
+  t->attach_ns = ns(rt.phases.attach), t->copy_ns = ns(rt.phases.copy);
   return DDT_SUCCESS;
 }
 

@@ -272,7 +272,7 @@ bool pull(ddt_request r, int source, struct iovec* pieces, int64_t n, int64_t of
   const int64_t keep = std::max<int64_t>(0, std::min(bytes, r->bytes - off));
   if (keep == 0) return true;
   trim(pieces, &n, bytes - keep);
-  const int64_t t0 = now_ns();
+  const int64_t t0 = phase_ticks();
   bool ok;
   if (r->via_heap) {
     const Attachment* a = rt.attacher.find(source, r->rseg);
@@ -281,7 +281,7 @@ bool pull(ddt_request r, int source, struct iovec* pieces, int64_t n, int64_t of
     bool refused = false;
     ok = cma_pull(r, static_cast<pid_t>(rt.job->pid[source].load(std::memory_order_acquire)), pieces, n, off, &refused);
   }
-  rt.times.copy_ns += now_ns() - t0;
+  rt.phases.copy += phase_ticks() - t0;
   return ok;
 }
 
@@ -306,7 +306,7 @@ void ask(ddt_request r, int source, uint32_t flags) {
 // The local address of the sender's buffer in the segment mapping, when its data lie inside it
 // (memoized under a keyed layout: checked once per (count, address, segment)); 0 otherwise.
 uintptr_t heap_src(ddt_request r, int source, const Attachment& seg, ddt_type remote, const Hash& key, bool keyed) {
-  const int64_t t0 = now_ns();
+  const int64_t t0 = phase_ticks();
   uintptr_t src = 0;
   if (keyed)
     if (const char* t = rt.layouts.translation(source, key, r->rcount, r->raddr, r->rseg)) src = reinterpret_cast<uintptr_t>(t);
@@ -314,7 +314,7 @@ uintptr_t heap_src(ddt_request r, int source, const Attachment& seg, ddt_type re
     src = heap_local(seg, remote, r->raddr, r->rcount);
     if (src && keyed) rt.layouts.remember(source, key, r->rcount, r->raddr, r->rseg, reinterpret_cast<const char*>(src));
   }
-  rt.times.attach_ns += now_ns() - t0;
+  rt.phases.attach += phase_ticks() - t0;
   return src;
 }
 
@@ -388,7 +388,7 @@ void charge(ddt_request r, int64_t bytes) {
 // may not have it (with_layout: the sender asked again), and the receive's heap segment when it
 // has one (r->wseg, offered to the sender in deliver_rts).
 Outgoing put_cts(ddt_request r, int source, bool with_layout) {
-  const int64_t t0 = now_ns();
+  const int64_t t0 = phase_ticks();
   Outgoing o{kCts, r, r->sid};
   o.flags = (r->proto == DDT_PROTO_COOP ? kCoop : kPut) | (r->chunked ? kChunk : 0u);
   o.seg = r->wseg;
@@ -403,7 +403,7 @@ Outgoing put_cts(ddt_request r, int source, bool with_layout) {
       rt.put_sent.add(source, o.hash);
     }
   }
-  rt.times.exchange_ns += now_ns() - t0;
+  rt.phases.exchange += phase_ticks() - t0;
   return o;
 }
 
@@ -561,9 +561,9 @@ void run_copies() {
     const int64_t step = r->chunked && rt.chunk_bytes > 0 ? rt.chunk_bytes : j.to - j.pos;
     const int64_t upto = std::min(j.to, j.pos + step);
     bool refused = false;
-    const int64_t t0 = now_ns();
+    const int64_t t0 = phase_ticks();
     const bool ok = upto <= j.pos || (r->engine ? move_striped(j, j.pos, upto, &refused) : move_range(j, j.pos, upto, &refused));
-    rt.times.copy_ns += now_ns() - t0;
+    rt.phases.copy += phase_ticks() - t0;
     if (ok && upto < j.to) {  // the next chunk after the next look at the cells
       ++rt.times.chunks;
       uncharge(r, upto - j.pos);
@@ -647,7 +647,7 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
     if (!(flags & kRefused) && (s->proto == DDT_PROTO_RPUT || s->peer_fin)) complete(s, s->share_error);
   };
   // The receive's layout: from the body (into the cache when keyed), or from the cache.
-  int64_t t0 = now_ns();
+  int64_t t0 = phase_ticks();
   ddt_type remote = DDT_TYPE_NULL;
   bool owned = false;
   const Hash key = key_of(h);
@@ -675,7 +675,7 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
     }
     ++rt.times.cache_hits;
   }
-  rt.times.translate_ns += now_ns() - t0;
+  rt.phases.translate += phase_ticks() - t0;
   // The receive's count is checked as any caller's; the bytes written are the message's, at
   // most the receive's capacity (a longer message is the receiver's truncation).
   int64_t total = -1;
@@ -688,13 +688,13 @@ void on_put_cts(ddt_request s, int source, const CellHeader& h, const char* body
   // capacity) must lie inside that segment, else the CTS is broken. Else by CMA.
   uintptr_t dst = 0;
   if (ok && h.seg && rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA && rt.attacher.usable()) {
-    t0 = now_ns();
+    t0 = phase_ticks();
     const Attachment* a = rt.attacher.writable(source, h.seg);
     if (a) {
       dst = heap_local(*a, remote, h.addr, h.count);
       ok = dst != 0;
     }
-    rt.times.attach_ns += now_ns() - t0;
+    rt.phases.attach += phase_ticks() - t0;
   }
   if (!ok || (!dst && !rt.cma)) {
     if (owned) ddt_type_free(&remote);
@@ -721,7 +721,7 @@ std::shared_ptr<const std::string> serialized(ddt_type t) {
 }
 
 Outgoing make_rts(ddt_request r) {
-  const int64_t t0 = now_ns();
+  const int64_t t0 = phase_ticks();
   Outgoing o{kRts, r};
   // The sender's call, for COOP-coll's table (seed 002, Table II).
   o.flags = (r->blocking ? kBlocking : 0u) | (r->mode == DDT_SEND_SYNC ? kSync : 0u) |
@@ -732,7 +732,7 @@ Outgoing make_rts(ddt_request r) {
     body->append(r->ipc_desc, ddt::kIpcDesc);
     o.body = std::move(body);
     o.flags |= kIpc;
-    rt.times.exchange_ns += now_ns() - t0;
+    rt.phases.exchange += phase_ticks() - t0;
     ++rt.times.sends;
     return o;
   }
@@ -761,7 +761,7 @@ Outgoing make_rts(ddt_request r) {
         break;
     }
   }
-  rt.times.exchange_ns += now_ns() - t0;
+  rt.phases.exchange += phase_ticks() - t0;
   ++rt.times.sends;
   return o;
 }
@@ -787,9 +787,9 @@ void deliver_ipc(ddt_request r, int source, const char* body, int64_t nbody, int
   void* dst = r->user_buf ? r->user_buf : r->rbuf;
   const int64_t dcount = r->user_buf ? r->user_count : r->count;
   ddt_type dtype = r->user_buf ? r->user_type : r->type;
-  const int64_t t0 = now_ns();
+  const int64_t t0 = phase_ticks();
   const int e = n > 0 ? d->ipc_copy(body + nbody - ddt::kIpcDesc, r->rcount, remote, dst, dcount, dtype, n) : DDT_SUCCESS;
-  rt.times.copy_ns += now_ns() - t0;
+  rt.phases.copy += phase_ticks() - t0;
   if (e == ddt::kIpcUnopened) return ask(r, source, 0);
   if (e == DDT_SUCCESS) r->user_buf = nullptr, ++rt.times.by_ipc;  // delivered into it: nothing to unpack
   finish(r, source, e == DDT_SUCCESS, n);
@@ -804,9 +804,9 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   }
   const int64_t n = std::min(r->msg, r->bytes);
   if (h.flags & kIpc) return deliver_ipc(r, source, body, nbody, n);
-  int64_t t0 = now_ns();
+  int64_t t0 = phase_ticks();
   const Attachment* seg = r->rseg && rt.mech != DDT_MECH_PIPE && rt.mech != DDT_MECH_CMA ? rt.attacher.find(source, r->rseg) : nullptr;
-  rt.times.attach_ns += now_ns() - t0;
+  rt.phases.attach += phase_ticks() - t0;
 
   if (h.flags & (kIovNaive | kIovPipelined)) {  // the layout comes as pieces after the CTS
     const Mech m = select(seg, nullptr, n);
@@ -819,7 +819,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   if (rt.mech == DDT_MECH_PIPE || (!nbody && !(h.flags & kHasHash))) return ask(r, source, 0);
 
   // The sender's layout: from the body (and into the cache when it is keyed), or from the cache.
-  t0 = now_ns();
+  t0 = phase_ticks();
   const Hash key = key_of(h);
   ddt_type remote = DDT_TYPE_NULL;
   bool owned = false;
@@ -842,7 +842,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
     }
     ++rt.times.cache_hits;
   }
-  rt.times.translate_ns += now_ns() - t0;
+  rt.phases.translate += phase_ticks() - t0;
   struct Owned {  // a layout deserialized for this message only: freed on every path out
     ddt_type t;
     ~Owned() {

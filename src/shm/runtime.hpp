@@ -176,6 +176,12 @@ struct Runtime {
   LayoutCache put_layouts;
   SentSet put_sent;
   ddt_comm_times times{};
+  // The cost split's phases (ddt_comm_times' exchange, translate, attach and copy), in
+  // phase_ticks() units, converted to ns by ddt_comm_get_times against the clock read at join.
+  struct Phases {
+    int64_t exchange = 0, translate = 0, attach = 0, copy = 0;
+  } phases;
+  int64_t ticks0 = 0, ns0 = 0;
   // Copies waiting for the progress engine (CopyJob), in the order they were decided.
   std::deque<CopyJob> copies;
   // Chunking (ddt_comm_set_chunking) and COOP_HCA's engine ratio.
@@ -248,6 +254,11 @@ void complete(ddt_request r, int error);
 bool peer_dead(int peer);
 void enqueue(int dest, Outgoing o);
 int64_t now_ns();
+// A cheap timestamp for local durations (the cost split's phases), in ticks of an unspecified
+// unit (the TSC on x86-64, else ns); never compared between processes. now_ns() reads the
+// system clock (22 ns a read here, against 10 for the TSC), and a 16 KiB rendezvous round trip
+// read it 21 times per rank, 17 of them for these phases.
+int64_t phase_ticks();
 
 // rendezvous.cpp
 // Sender: the RTS of r (exchange design, heap segment, layout or key), ready to enqueue.
