@@ -257,7 +257,7 @@ int64_t now_ns();
 // A cheap timestamp for local durations (the cost split's phases), in ticks of an unspecified
 // unit (the TSC on x86-64, else ns); never compared between processes. now_ns() reads the
 // system clock (22 ns a read here, against 10 for the TSC), and a 16 KiB rendezvous round trip
-// read it 21 times per rank, 17 of them for these phases.
+// read it 21 times per rank, 18 of them for these phases (3 remain: the load history).
 int64_t phase_ticks();
 
 // rendezvous.cpp
