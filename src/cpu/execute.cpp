@@ -12,6 +12,7 @@
 #include "cpu/list.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/parts.hpp"
+#include "cpu/tile.hpp"
 #include "cpu/twin.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
@@ -148,6 +149,25 @@ void run(ddt_type type, const ddt::Plan& p, int64_t count, uintptr_t buf, int64_
   ddt::walk(*type->layout, p, buf, lo, hi, op);
 }
 
+// A transposed grid (plan.hpp's Plan::tile) between the buffer and seq: whole tiles by tile.hpp,
+// the pieces of tiles at a range's ends and the last columns by the nest.
+template <bool Gather>
+void tiled_move(const ddt::Plan& p, uintptr_t base, int64_t lo, int64_t hi, char* seq, int64_t out) {
+  ddt::Grid g;
+  ddt::grid_of(p, p.tile, g);
+  const ddt::Grid packed{g.n0, p.tile, g.n1, g.n0 * p.tile};
+  const uintptr_t at = reinterpret_cast<uintptr_t>(seq) - static_cast<uintptr_t>(lo);  // stream byte x at at + x
+  const auto rest = [&](int64_t from, int64_t to) {
+    const int64_t k = from / p.size;
+    ddt::nest<Gather>(p, ddt::view_of(p), base + static_cast<uintptr_t>(k * p.extent), from - k * p.size,
+                      to - k * p.size, reinterpret_cast<char*>(at + static_cast<uintptr_t>(from)), out);
+  };
+  if (Gather)
+    ddt::tiled_range(p.tile, base, g, p.extent, at, packed, p.size, lo, hi, rest);
+  else
+    ddt::tiled_range(p.tile, at, packed, p.size, base, g, p.extent, lo, hi, rest);
+}
+
 // Stream bytes [lo, hi) of (buf, type) between the buffer and seq, as the plan says. out: the
 // output bytes the store kind is chosen by (plan.hpp's stream_stores): the range's own length,
 // or, for a range that is a share of a larger transfer into the same destination (copy_range's
@@ -158,6 +178,7 @@ void move(ddt_type type, int64_t count, uintptr_t buf, int64_t lo, int64_t hi, c
   const ddt::Plan& p = ddt::plan_of(type);
   if (p.shape == ddt::Shape::Nest) {
     const uintptr_t base = buf + static_cast<uintptr_t>(p.disp);
+    if (p.tile) return tiled_move<Gather>(p, base, lo, hi, seq, out);
     if (p.dims == 0 && (count == 1 || p.extent == p.width) && out < ddt::kStreamBytes) {  // contiguous
       char* at = reinterpret_cast<char*>(base + static_cast<uintptr_t>(lo));
       return Gather ? ddt::one_copy(seq, at, hi - lo) : ddt::one_copy(at, seq, hi - lo);
@@ -280,6 +301,8 @@ int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t sc
 
 // One pass over both layouts, choosing by the shapes (the cost model of a type-to-type copy):
 //  - one side contiguous: that is a pack or an unpack, with the plan's kernels;
+//  - one side the grid of a transpose and the other a grid of the same elements (tile.hpp):
+//    tiles of whole lines on the transposed side;
 //  - both sides nests of one shape (twin.hpp): one loop nest, each block to the same place in
 //    the other layout;
 //  - both sides blocks of one width (Nest plans), shorter than kZipPiece: block paired with
@@ -320,6 +343,13 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
       move<false>(dtype, dcount, d, at, hi, stage);
     }
   };
+  if (ps.tile || pd.tile) {  // a transposed grid against a grid of the same elements: tiles (tile.hpp)
+    const int64_t e = ps.tile ? ps.tile : pd.tile;
+    ddt::Grid a, b;
+    if (ddt::grid_of(ps, e, a) && ddt::grid_of(pd, e, b) && a.n0 == b.n0 && a.n1 == b.n1)
+      return ddt::tiled_range(e, s + static_cast<uintptr_t>(ps.disp), a, ps.extent, d + static_cast<uintptr_t>(pd.disp), b,
+                              pd.extent, lo, n, staged);
+  }
   if (ddt::twins(ps, scount, pd, dcount)) return ddt::twin_copy(ps, scount, s, pd, d, lo, n, out);
   if (ps.shape == ddt::Shape::Nest && pd.shape == ddt::Shape::Nest && ps.width == pd.width && ps.width < kZipPiece) {
     // Blocks pair from the first block boundary on (stream offsets that are multiples of the

@@ -287,9 +287,11 @@ void shuffle(Plan& p) {
 void kernels(Plan& p) {
   p.kernel_width = kernel_width(p.width);
   shuffle(p);
+  if (transposed_grid(p.dims, p.width, p.n, p.s)) p.tile = p.width;
   for (int gather = 0; gather < 2; ++gather) {
     const bool plain = p.dims == 0 ? p.size < kStreamBytes
-                                   : p.dims <= 2 && !(gather && p.shuffle_stride) && !stream_stores(p.size, p.width, gather);
+                                   : p.dims <= 2 && !(gather && p.shuffle_stride) && !stream_stores(p.size, p.width, gather) &&
+                                         !p.tile;
     p.plain[gather] = static_cast<int8_t>(plain ? plain_index(p.kernel_width, p.dims) : -1);
   }
 }

@@ -84,6 +84,11 @@ struct Plan {
   // dispatch: 190 instructions for a 40-byte block, callgrind at 9b9e2af) was as long as the
   // copy.
   int8_t plain[2] = {-1, -1};
+  // A Nest of two dimensions whose outer one is contiguous (s[1] == width) and whose inner one
+  // strides at least a line, for widths that tile a line (4, 8, 16, 32 B) and at least a tile of
+  // columns: the grid of a transpose, which runs in tiles (cpu/tile.hpp, with the measurements).
+  // The width, else 0. Such a plan has no plain kernel (plain is -1).
+  int64_t tile = 0;
   // List: an element is the root table's entries, entry i at list[i] (int32 where every
   // displacement fits, which is the index lists of applications; else list64), cut into
   // segments: runs of entries that are one block (width > 0), and single entries of any other
@@ -195,6 +200,12 @@ inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
 constexpr int64_t kStreamTwinMinWidth = 128;
 inline bool stream_twin(int64_t output_bytes, int64_t width) {
   return output_bytes >= kStreamBytes && width >= kStreamTwinMinWidth;
+}
+
+// Whether a Nest of two dimensions is the grid of a transpose (Plan::tile).
+inline bool transposed_grid(int dims, int64_t width, const int64_t n[], const int64_t s[]) {
+  const bool tiles_a_line = width == 4 || width == 8 || width == 16 || width == 32;
+  return dims == 2 && tiles_a_line && s[1] == width && (s[0] >= 64 || s[0] <= -64) && n[1] >= 64 / width;
 }
 
 // Builds the plan of a layout with the given extent (pure; for tests and for plan_of).

@@ -843,3 +843,135 @@ TEST(Executors, PartsOfNests) {
     }
   for (ddt_type* x : {&dv, &fv, &s}) ddt_type_free(x);
 }
+
+// The grid of a transpose (cpu/tile.hpp: a two-dimensional nest whose outer dimension is the
+// contiguous one, FFT2D's receive type) runs in tiles of whole lines: the plan says so exactly
+// for the widths that tile a line and inner strides of a line or more, and pack, unpack and copy
+// (against the rows of a send type, another grid, and itself) of the whole stream and of random
+// byte ranges move exactly the bytes an explicit list of the typemap says, for column counts
+// that are and are not whole tiles, negative strides, and counts whose elements continue the
+// grid or lie apart. The oracle is the list, built here from the grid's definition, not from
+// any executor.
+namespace {
+
+struct GridType {
+  int64_t e, n0, s0, n1, s1, extent;  // element (i1, i0) of copy k at k * extent + i1 * s1 + i0 * s0
+  int64_t size() const { return e * n0 * n1; }
+  int64_t at(int64_t x) const {  // the buffer offset of stream byte x
+    const int64_t el = x / e, k = el / (n0 * n1), r = el % (n0 * n1);
+    return k * extent + (r / n0) * s1 + (r % n0) * s0 + x % e;
+  }
+};
+
+// The transpose grid: contiguous(n1, resized(hvector(n0, 1, s0, e bytes), 0, e)), resized to
+// `extent` when it is not n1 * e.
+ddt_type grid_type(const GridType& g) {
+  ddt_type blk, col, colr, all, out;
+  EXPECT_EQ(ddt_type_contiguous(g.e, DDT_BYTE, &blk), DDT_SUCCESS);
+  EXPECT_EQ(ddt_type_hvector(g.n0, 1, g.s0, blk, &col), DDT_SUCCESS);
+  EXPECT_EQ(ddt_type_resized(col, 0, g.e, &colr), DDT_SUCCESS);
+  EXPECT_EQ(ddt_type_contiguous(g.n1, colr, &all), DDT_SUCCESS);
+  if (g.extent != g.n1 * g.e) {
+    EXPECT_EQ(ddt_type_resized(all, 0, g.extent, &out), DDT_SUCCESS);
+    ddt_type_free(&all);
+  } else {
+    out = all;
+  }
+  for (ddt_type* x : {&blk, &col, &colr}) ddt_type_free(x);
+  EXPECT_EQ(ddt_type_commit(out), DDT_SUCCESS);
+  return out;
+}
+
+// Rows of the same elements: hvector(n1, n0 * e bytes, s1), resized to extent.
+ddt_type rows_type(const GridType& g) {
+  ddt_type v, out;
+  EXPECT_EQ(ddt_type_hvector(g.n1, g.n0 * g.e, g.s1, DDT_BYTE, &v), DDT_SUCCESS);
+  EXPECT_EQ(ddt_type_resized(v, 0, g.extent, &out), DDT_SUCCESS);
+  ddt_type_free(&v);
+  EXPECT_EQ(ddt_type_commit(out), DDT_SUCCESS);
+  return out;
+}
+
+}  // namespace
+
+TEST(Executors, TransposedGridTiles) {
+  std::mt19937_64 rng(31);
+  int tiled = 0;
+  for (int64_t e : {4, 8, 16, 32, 12, 64}) {
+    for (int trial = 0; trial < 14; ++trial) {
+      const int64_t T = 64 / e;
+      GridType g;
+      g.e = e;
+      g.n0 = 2 + static_cast<int64_t>(rng() % 30);
+      // Columns: whole tiles, a tile and a part, fewer than a tile.
+      g.n1 = trial % 3 == 0 ? T * (1 + static_cast<int64_t>(rng() % 6)) : trial % 3 == 1 ? T * 3 + 1 + static_cast<int64_t>(rng() % 7) : 1 + static_cast<int64_t>(rng() % 6);
+      g.s1 = e;
+      const int64_t col = g.n1 * e + static_cast<int64_t>(rng() % 3) * 8;  // a row of the grid
+      g.s0 = trial % 4 == 3 ? -col : col;
+      if (trial == 5) g.s0 = e * 2;  // inner stride under a line: not tiled
+      g.extent = trial % 2 ? g.n1 * e : g.n1 * e + std::abs(g.s0) * g.n0 + 16;
+      const int64_t count = 1 + trial % 3;
+      ddt_type grid = grid_type(g);
+      const ddt::Plan& p = ddt::plan_of(grid);
+      const bool expect_tile = (e == 4 || e == 8 || e == 16 || e == 32) && std::abs(g.s0) >= 64 && g.n1 >= T && g.n1 > 1;
+      ASSERT_EQ(p.tile, expect_tile ? e : 0) << "e " << e << " n0 " << g.n0 << " n1 " << g.n1 << " s0 " << g.s0;
+      tiled += expect_tile;
+      const int64_t total = g.size() * count;
+      // The grid reaches n0 inner strides before or after an element's position (their sign).
+      const int64_t room = std::abs(g.s0) * g.n0 + 128, span = 2 * room + g.extent * count + g.n1 * e;
+      std::vector<char> src(span), dst(span), want(span), packed(total), expect(total);
+      for (auto& c : src) c = static_cast<char>(rng());
+      const char* s = src.data() + room;
+      for (int64_t x = 0; x < total; ++x) expect[x] = s[g.at(x)];
+      // Rows of the same elements elsewhere, and a second grid with another inner stride.
+      GridType r = g;
+      r.s0 = e, r.s1 = g.n0 * e + static_cast<int64_t>(rng() % 5) * 4, r.extent = r.s1 * g.n1 + 8;
+      GridType h = g;
+      h.s0 = g.s0 + (g.s0 > 0 ? 24 : -24), h.extent = g.n1 * e + std::abs(h.s0) * g.n0 + 8;
+      ddt_type rows = rows_type(r), other = grid_type(h);
+      const int64_t rspan = room + r.extent * count + 128, hspan = 2 * (std::abs(h.s0) * g.n0 + 128) + h.extent * count + g.n1 * e;
+      for (int rep = 0; rep < 8; ++rep) {
+        int64_t lo = 0, hi = total;
+        if (rep > 0) {
+          lo = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+          hi = lo + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total - lo));
+        }
+        const std::string where = "e " + std::to_string(e) + " trial " + std::to_string(trial) + " range " +
+                                  std::to_string(lo) + ".." + std::to_string(hi);
+        int64_t k = 0;
+        // Pack.
+        ASSERT_EQ(ddt_pack(s, count, grid, lo, packed.data(), hi - lo, &k), DDT_SUCCESS);
+        ASSERT_EQ(0, std::memcmp(packed.data(), expect.data() + lo, static_cast<size_t>(hi - lo))) << "pack, " << where;
+        // Unpack into the grid.
+        std::fill(dst.begin(), dst.end(), 0x5a);
+        std::fill(want.begin(), want.end(), 0x5a);
+        for (int64_t x = lo; x < hi; ++x) want[room + g.at(x)] = expect[x];
+        ASSERT_EQ(ddt_unpack(expect.data() + lo, hi - lo, dst.data() + room, count, grid, lo, &k), DDT_SUCCESS);
+        ASSERT_EQ(dst, want) << "unpack, " << where;
+        // Copies: rows into the grid, the grid into rows, the grid into the other grid.
+        std::vector<char> rsrc(rspan), rdst(rspan, 0x3c), rwant(rspan, 0x3c), hdst(hspan, 0x2d), hwant(hspan, 0x2d);
+        for (int64_t x = 0; x < total; ++x) rsrc[room + r.at(x)] = expect[x];
+        std::fill(dst.begin(), dst.end(), 0x5a);
+        ddt::copy_range(rsrc.data() + room, count, rows, dst.data() + room, count, grid, lo, hi);
+        ASSERT_EQ(dst, want) << "rows to grid, " << where;
+        for (int64_t x = lo; x < hi; ++x) rwant[room + r.at(x)] = expect[x];
+        ddt::copy_range(s, count, grid, rdst.data() + room, count, rows, lo, hi);
+        ASSERT_EQ(rdst, rwant) << "grid to rows, " << where;
+        const int64_t hroom = std::abs(h.s0) * g.n0 + 128;
+        for (int64_t x = lo; x < hi; ++x) hwant[hroom + h.at(x)] = expect[x];
+        ddt::copy_range(s, count, grid, hdst.data() + hroom, count, other, lo, hi);
+        ASSERT_EQ(hdst, hwant) << "grid to grid, " << where;
+        if (rep == 0) {  // the public call, and the grid into itself elsewhere (twins)
+          std::fill(dst.begin(), dst.end(), 0x5a);
+          ASSERT_EQ(ddt_copy(rsrc.data() + room, count, rows, dst.data() + room, count, grid), DDT_SUCCESS);
+          ASSERT_EQ(dst, want) << "ddt_copy, " << where;
+          std::fill(dst.begin(), dst.end(), 0x5a);
+          ASSERT_EQ(ddt_copy(s, count, grid, dst.data() + room, count, grid), DDT_SUCCESS);
+          ASSERT_EQ(dst, want) << "ddt_copy to a twin, " << where;
+        }
+      }
+      for (ddt_type* x : {&grid, &rows, &other}) ddt_type_free(x);
+    }
+  }
+  EXPECT_GT(tiled, 20);
+}
