@@ -129,6 +129,11 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
     int rc = 0;
     MPI_Datatype mt = mpi_build(*tnode_from_ddt(k.type), &rc);
     t.ck(MPI_Type_commit(&mt), "MPI_Type_commit");
+    MPI_Datatype mr = mt;  // FFT2D's receive type (spec 3.5)
+    if (fft) {
+      mr = mpi_build(*tnode_from_ddt(k.recv_type), &rc);
+      t.ck(MPI_Type_commit(&mr), "MPI_Type_commit");
+    }
     const int count = static_cast<int>(k.count), bytes = static_cast<int>(k.bytes);
     void* buf = const_cast<void*>(k.buf);
     void* mbuf = k.buf ? buf : MPI_BOTTOM;
@@ -139,7 +144,7 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
     std::vector<Method> ms;
     if (fft) {  // two transposes per iteration (spec §2.2)
       char* a = k.arrays[0].get();
-      ms = {{"mpi-ddt", [&] { for (int x = 0; x < 2; ++x) t.ck(MPI_Alltoall(a, 1, mt, fft_out, 1, mt, MPI_COMM_WORLD), "MPI_Alltoall"); }},
+      ms = {{"mpi-ddt", [&] { for (int x = 0; x < 2; ++x) t.ck(MPI_Alltoall(a, 1, mt, fft_out, 1, mr, MPI_COMM_WORLD), "MPI_Alltoall"); }},
             {"ddtkit", [&] { for (int x = 0; x < 2; ++x) fft_alltoall(rt, k, fft_out); }},
             {"mpi-hand", [&] {
                for (int x = 0; x < 2; ++x) {
@@ -166,6 +171,7 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
     }
     const std::vector<double> ns = interleaved(t, ms, b);
     t.free_type(mt);
+    if (fft) t.free_type(mr);
     if (fft_out) rt.release(fft_out);
     if (me != 0 || !out) continue;
     for (size_t m = 0; m < ms.size(); ++m) out->add("rt_pingpong", k.name, k.params, "round trip", ms[m].name, k.bytes, ns[m]);

@@ -259,13 +259,25 @@ void fft(std::vector<std::unique_ptr<Kernel>>& out, int64_t N, uint64_t golden) 
     ddt_type_free(&v);
   };
   install(*k, build);
+  // The receive type S (§3.5), P instances: the block from rank q lands transposed at column q n.
+  {
+    ddt_type c, v, r;
+    ddt_type_contiguous(2, DDT_DOUBLE, &c);
+    ddt_type_vector(n, 1, N, c, &v);
+    ddt_type_resized(v, 0, 16, &r);
+    ddt_type_contiguous(n, r, &k->recv_type);
+    ddt_type_commit(k->recv_type);
+    for (ddt_type* x : {&c, &v, &r}) ddt_type_free(x);
+  }
   k->manual_pack = [=](char* o) {
     for (int64_t q = 0; q < P; ++q)
       for (int64_t l = 0; l < n; ++l) std::memcpy(o + 16 * (q * n * n + l * n), m + 16 * (q * n + l * N), 16 * n);
   };
+  // DDTBench's own unpack loop (timing_fft2d.c): row by row of the matrix, each complex value
+  // from the received blocks at a stride of n; the same bytes as unpacking P instances of S.
   k->manual_unpack = [=](const char* i) {
-    for (int64_t q = 0; q < P; ++q)
-      for (int64_t l = 0; l < n; ++l) std::memcpy(m + 16 * (q * n + l * N), i + 16 * (q * n * n + l * n), 16 * n);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t l = 0; l < N; ++l) std::memcpy(m + 16 * (l + r * N), i + 16 * (r + l * n), 16);
   };
   out.push_back(std::move(k));
 }

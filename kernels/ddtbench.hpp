@@ -19,9 +19,11 @@ struct Kernel {
   std::vector<std::unique_ptr<char[]>> arrays;
   std::vector<int64_t> array_bytes;  // size of each of arrays
   ddt_type type = DDT_TYPE_NULL;  // committed; displacements absolute where DDTBench uses MPI_BOTTOM
-  // LAMMPS only: DDTBench's receive type (spec 3.6), a struct of contiguous runs at the tail of
-  // the arrays, where the application's own unpack writes too; the unpack benchmark times it,
-  // as DDTBench's receiver does. DDT_TYPE_NULL: the receiver uses `type`.
+  // DDTBench's receive type where it has its own, which the unpack benchmark times as DDTBench's
+  // receiver does: LAMMPS (spec 3.6) a struct of contiguous runs at the tail of the arrays, where
+  // the application's own unpack writes too (count 1, as the send); FFT2D (spec 3.5) the
+  // transpose S, count instances into the arrays (the all-to-all's receive). DDT_TYPE_NULL: the
+  // receiver uses `type`.
   ddt_type recv_type = DDT_TYPE_NULL;
   const void* buf = nullptr;      // the buffer argument (nullptr = MPI_BOTTOM)
   int64_t count = 1;

@@ -489,14 +489,13 @@ void drain(int source) {
           complete(r, peer_dead(source) ? DDT_ERR_PEER : DDT_ERR_CORRUPT);
           break;
         }
-        if (h.offset < r->bytes) {  // cells arrive in order (checked above): one cursor, advanced
-          if (!r->cursor)
-            r->cursor.reset(new ddt::Cursor(*r->type->layout, r->type->extent(), reinterpret_cast<uintptr_t>(r->rbuf), r->count));
-          ddt::CursorCopy<false> op{const_cast<char*>(cell.data)};
-          r->cursor->advance(std::min(h.bytes, r->bytes - h.offset), op);
+        if (h.offset < r->bytes) {  // cells arrive in order (checked above): unpacked in order
+          if (!r->unpacker) r->unpacker.reset(new ddt::InOrderUnpack(r->type, r->rbuf, r->count));
+          r->unpacker->take(cell.data, std::min(h.bytes, r->bytes - h.offset));
         }
         r->got += h.bytes;
         if (r->got == r->msg) {
+          if (r->unpacker) r->unpacker->finish();
           r->status.bytes = std::min(r->msg, r->bytes);
           complete(r, r->msg > r->bytes ? DDT_ERR_TRUNCATE : DDT_SUCCESS);
         }

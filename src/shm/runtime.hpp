@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/cursor.hpp"
+#include "cpu/in_order.hpp"
 #include "ddtkit.h"
 #include "shm/attach.hpp"
 #include "shm/job.hpp"
@@ -46,6 +47,8 @@ struct ddt_request_s {
   // pipelined, either side: the cursor the cells are packed from or unpacked into, sought once
   // at byte 0 and advanced cell by cell (never a fresh walk per cell)
   std::unique_ptr<ddt::Cursor> cursor;
+  // receive, pipelined: the data cells' bytes go into the receive in order through this
+  std::unique_ptr<ddt::InOrderUnpack> unpacker;
   // receive: the message's bytes, and the bytes of it delivered so far (pipelined)
   int64_t msg = 0, got = 0;
   // rendezvous protocol, either side (rendezvous.cpp): what the receiver chose for this message

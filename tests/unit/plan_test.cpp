@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/copy.hpp"
+#include "cpu/in_order.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/twin.hpp"
 #include "ddtkit.h"
@@ -974,4 +975,42 @@ TEST(Executors, TransposedGridTiles) {
     }
   }
   EXPECT_GT(tiled, 20);
+}
+
+// A stream taken in order in pieces of any size (the runtime's data cells: cpu/in_order.hpp)
+// leaves the receive as one unpack of the same bytes does: into transposed grids (staged into
+// whole tiles), with counts whose elements are not whole tiles, and into a vector (the cursor);
+// a prefix taken and finished leaves what an unpack of the prefix leaves.
+TEST(Executors, InOrderUnpackStagesTiles) {
+  std::mt19937_64 rng(37);
+  for (int trial = 0; trial < 24; ++trial) {
+    GridType g;
+    g.e = trial % 4 == 3 ? 12 : int64_t{4} << (trial % 3);  // 4, 8, 16; 12 is no tile
+    g.n0 = 3 + static_cast<int64_t>(rng() % 200);
+    g.n1 = 16 + static_cast<int64_t>(rng() % 40);
+    g.s1 = g.e;
+    g.s0 = g.n1 * g.e + 8;
+    g.extent = trial % 2 ? g.n1 * g.e : g.n1 * g.e + g.s0 * g.n0;
+    ddt_type t = grid_type(g);
+    EXPECT_EQ(ddt::plan_of(t).tile, g.e == 12 ? 0 : g.e);
+    const int64_t count = 1 + trial % 3, total = g.size() * count;
+    const int64_t span = g.extent * count + g.s0 * g.n0 + 256;
+    std::vector<char> stream(total), got(span, 0x11), want(span, 0x11);
+    for (auto& c : stream) c = static_cast<char>(rng());
+    const int64_t prefix = trial % 5 == 4 ? 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total)) : total;
+    int64_t k = 0;
+    ASSERT_EQ(ddt_unpack(stream.data(), prefix, want.data() + 64, count, t, 0, &k), DDT_SUCCESS);
+    {
+      ddt::InOrderUnpack u(t, got.data() + 64, count);
+      for (int64_t at = 0; at < prefix;) {
+        const int64_t n = std::min(prefix - at, 1 + static_cast<int64_t>(rng() % (trial % 2 ? 20000 : 700)));
+        u.take(stream.data() + at, n);
+        at += n;
+      }
+      u.finish();
+    }
+    EXPECT_EQ(got, want) << "trial " << trial << " e " << g.e << " n0 " << g.n0 << " n1 " << g.n1 << " count " << count
+                         << " prefix " << prefix << " of " << total;
+    ddt_type_free(&t);
+  }
 }
