@@ -154,7 +154,13 @@ class Cursor {
     if (levels_.size() == 1) {  // the root is the block: elements at the extent
       moved = std::min(fit, count_ - k_);
       if (moved < 2) return false;
-      op.blocks(leaf.at, ext_, w, moved);
+      // Elements that abut (DDT_BYTE x n) are one piece: as blocks of one byte each they were
+      // copied byte by byte (a 16 KiB pipelined round trip of bytes: 17 us, of which 40% in
+      // the one-byte kernels).
+      if (ext_ == w)
+        op.piece(leaf.at, moved * w);
+      else
+        op.blocks(leaf.at, ext_, w, moved);
       k_ += moved - 1;
       leaf.at += static_cast<uintptr_t>((moved - 1) * ext_);
     } else {

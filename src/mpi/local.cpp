@@ -117,6 +117,15 @@ int64_t runtime_min_bytes() {
   return v;
 }
 
+int64_t runtime_contig_min_bytes() {
+  static const int64_t v = [] {
+    const char* e = std::getenv("DDTKIT_RUNTIME_CONTIG_MIN");
+    const int64_t x = e && *e ? std::atoll(e) : INT64_MAX;
+    return x < 64 ? int64_t{64} : x;
+  }();
+  return v;
+}
+
 int64_t runtime_coll_min_bytes() {
   // A collective takes the runtime for every type alike (local_coll.cpp), so contiguous data too,
   // where the MPI's own collectives are fast: MPI_DOUBLE chunks, 2 ranks, native / interposed

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/copy.hpp"
+#include "cpu/cursor.hpp"
 #include "cpu/in_order.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/twin.hpp"
@@ -1013,4 +1014,48 @@ TEST(Executors, InOrderUnpackStagesTiles) {
                          << " prefix " << prefix << " of " << total;
     ddt_type_free(&t);
   }
+}
+
+// A cursor over elements that abut (DDT_BYTE x n, a contiguous type x n: the root is one block
+// at an extent equal to its size) moves a run of them as one piece; advanced in random steps it
+// packs and unpacks what ddt_pack and ddt_unpack do, also next to elements that do not abut.
+TEST(Executors, CursorOverAbuttingElements) {
+  std::mt19937_64 rng(41);
+  ddt_type c3, gap;
+  ASSERT_EQ(ddt_type_contiguous(3, DDT_INT, &c3), DDT_SUCCESS);
+  ASSERT_EQ(ddt_type_resized(c3, 0, 16, &gap), DDT_SUCCESS);  // 12 bytes every 16: not abutting
+  for (ddt_type t : {c3, gap}) ASSERT_EQ(ddt_type_commit(t), DDT_SUCCESS);
+  for (ddt_type t : {DDT_BYTE, c3, gap}) {
+    int64_t size = 0, lb = 0, ext = 0;
+    ddt_type_size(t, &size);
+    ddt_type_extent(t, &lb, &ext);
+    for (int trial = 0; trial < 20; ++trial) {
+      const int64_t count = 1 + static_cast<int64_t>(rng() % 5000), total = count * size;
+      std::vector<char> src(static_cast<size_t>(count * ext + 64)), packed(static_cast<size_t>(total)), got(packed.size());
+      for (auto& c : src) c = static_cast<char>(rng());
+      int64_t k = 0;
+      ASSERT_EQ(ddt_pack(src.data(), count, t, 0, packed.data(), total, &k), DDT_SUCCESS);
+      ddt::Cursor in(*t->layout, t->extent(), reinterpret_cast<uintptr_t>(src.data()), count);
+      const int64_t start = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+      in.seek(start);
+      for (int64_t at = start; at < total;) {
+        const int64_t n = std::min(total - at, 1 + static_cast<int64_t>(rng() % 3000));
+        ddt::CursorCopy<true> op{got.data() + at};
+        ASSERT_EQ(in.advance(n, op), n);
+        at += n;
+      }
+      ASSERT_EQ(0, std::memcmp(got.data() + start, packed.data() + start, static_cast<size_t>(total - start)));
+      std::vector<char> dst(src.size(), 0x5a), want(src.size(), 0x5a);
+      ASSERT_EQ(ddt_unpack(packed.data(), total, want.data(), count, t, 0, &k), DDT_SUCCESS);
+      ddt::Cursor out(*t->layout, t->extent(), reinterpret_cast<uintptr_t>(dst.data()), count);
+      for (int64_t at = 0; at < total;) {
+        const int64_t n = std::min(total - at, 1 + static_cast<int64_t>(rng() % 3000));
+        ddt::CursorCopy<false> op{packed.data() + at};
+        ASSERT_EQ(out.advance(n, op), n);
+        at += n;
+      }
+      ASSERT_EQ(dst, want);
+    }
+  }
+  for (ddt_type* t : {&c3, &gap}) ddt_type_free(t);
 }
