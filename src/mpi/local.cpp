@@ -118,9 +118,21 @@ int64_t runtime_min_bytes() {
 }
 
 int64_t runtime_contig_min_bytes() {
+  // A derived type whose data is one piece (MPI_Type_contiguous of doubles, NAS_LU_x's face) goes
+  // to the MPI as bytes from the user's buffer: the MPI's contiguous path against the runtime's
+  // rendezvous (one copy: CMA outside the heap) plus the ticket. Ping-pong of
+  // contiguous(n / 8, MPI_DOUBLE), 2 ranks, native / interposed with the runtime taken from 64 B
+  // (medians of 41 alternated samples, at 502677a):
+  //   MPICH 5.0.2: 4 KiB 0.68, 8 KiB 1.24, 16 KiB 0.89, 24 KiB 1.01, 32 KiB 1.07, 48 KiB 1.20,
+  //     64 KiB 1.26, 128 KiB 1.31, 256 KiB 1.46, 1 MiB 1.70;
+  //   Open MPI 5.0.11: 4 KiB 1.20, 8 KiB 1.19, 16 KiB 0.96, 24 KiB 1.08, 32 KiB 1.19, 48 KiB 1.34,
+  //     64 KiB 1.42, 128 KiB 1.56, 256 KiB 1.59, 1 MiB 1.72.
+  // Just past a cell (16 KiB) the runtime's rendezvous handshake costs more than it saves; from
+  // 32 KiB it wins under both MPIs. (Under Open MPI the eager sizes win too, but 4-16 KiB under
+  // MPICH do not, and one rule for both keeps the interposer's behaviour the same under each.)
   static const int64_t v = [] {
     const char* e = std::getenv("DDTKIT_RUNTIME_CONTIG_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : INT64_MAX;
+    const int64_t x = e && *e ? std::atoll(e) : int64_t{32} << 10;
     return x < 64 ? int64_t{64} : x;
   }();
   return v;
