@@ -301,7 +301,8 @@ bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t,
   State& s = st();
   if (!s.on || n != static_cast<int64_t>(sizeof(Ticket)) || !p) return false;
   std::memcpy(t, p, sizeof *t);  // a snapshot: the bytes came from another process
-  if (t->magic[0] != s.magic[0] || t->magic[1] != s.magic[1] || t->reserved != 0 || t->bytes < 0) return false;
+  if (t->magic[0] != s.magic[0] || t->magic[1] != s.magic[1] || t->bytes < 0 ||
+      (t->reserved[0] | t->reserved[1] | t->reserved[2] | t->reserved[3]) != 0) return false;
   if (t->world < 0 || t->world >= s.world_size || t->seq > 0x3fffffffu) return false;
   // The ticket must name the process the MPI says sent it (a matched-message receive has no
   // communicator to ask: there the magic vouches for it).

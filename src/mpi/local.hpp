@@ -4,17 +4,17 @@
 //
 // The protocol. The sender posts the message in the runtime (src/shm: layout memoized by content
 // hash, mapped heap or CMA, the rendezvous protocols) under a private tag, a sequence number per
-// peer, and then sends the MPI a 40-byte ticket on the user's communicator with the user's
+// peer, and then sends the MPI a 64-byte ticket on the user's communicator with the user's
 // destination and tag. The MPI matches the ticket as it would have matched the message (ordering,
 // wildcards, probes, cancel of a receive all stay the MPI's); the receive that gets it reads the
 // sequence number and takes the message from the runtime, straight into its own buffer and type,
 // and reports the message's bytes in its status. The sender's request completes when the runtime
 // send does (after the receiver's copy: a synchronous send completes only after the match).
 //
-// What a receive tells apart: every intercepted receive of 40 bytes or more from a process that
-// may be on this node checks whether exactly 40 bytes arrived that start with the job's 128-bit
+// What a receive tells apart: every intercepted receive of 64 bytes or more from a process that
+// may be on this node checks whether exactly 64 bytes arrived that start with the job's 128-bit
 // magic (drawn at MPI_Init by world rank 0) and name the status's source; anything else is data.
-// A ticket is only ever sent for messages of at least runtime_min_bytes() (> 40), so a receive
+// A ticket is only ever sent for messages of at least runtime_min_bytes() (>= 64), so a receive
 // too short for a ticket would have been truncated anyway.
 //
 // Progress. The runtime moves only inside ddtkit's calls, and an MPI program may wait in calls
@@ -37,14 +37,19 @@
 
 namespace ddtmpi {
 
+// 64 bytes: the receive may name any type of the message's signature, and MPICH aborts a receive
+// whose bytes are not a whole number of its type's basic elements (typerep_yaksa_pack.c: "element_size
+// < 0 || actual_unpack_bytes % element_size == 0"): 40 bytes into MPI_C_DOUBLE_COMPLEX (16 B)
+// aborted the receiver of a vector of them. Basic elements are 1 to 32 bytes, powers of two
+// (MPI_C_LONG_DOUBLE_COMPLEX, MPI_COMPLEX32 the largest), so 64 bytes are whole elements of all.
 struct Ticket {
   uint64_t magic[2];
   int32_t world;     // the sender's rank in MPI_COMM_WORLD
   uint32_t seq;      // the runtime tag of the message
   int64_t bytes;     // packed bytes of the message
-  int64_t reserved;  // zero
+  int64_t reserved[4];  // zero
 };
-static_assert(sizeof(Ticket) == 40, "a ticket is 40 bytes on every ABI");
+static_assert(sizeof(Ticket) == 64, "a ticket is 64 bytes on every ABI");
 
 // Starts the runtime among this node's processes (MPI_Init*: collective over MPI_COMM_WORLD),
 // unless DDTKIT_RUNTIME=0. DDTKIT_PRETEND_NODES=k (tests and benchmarks only) splits each node's
@@ -139,7 +144,7 @@ int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& st, bool* taken);
 // bytes: take_ticket's second half, for tickets that a probe took from the MPI (probe.cpp).
 int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_Status& st);
 
-// Messages a probe had to take from the MPI to read them (probe.cpp): a probe that finds 40
+// Messages a probe had to take from the MPI to read them (probe.cpp): a probe that finds 64
 // bytes from a same-node process receives them to see whether they are a ticket (it must report
 // the message's own size), and keeps what it took here, in order, until a receive takes it.
 struct Stashed {
@@ -148,7 +153,7 @@ struct Stashed {
   bool ticket = false;
   Ticket t{};                  // ticket: what it names
   int peer = -1;
-  char data[sizeof(Ticket)];   // not a ticket: the 40 bytes of the message
+  char data[sizeof(Ticket)];   // not a ticket: the 64 bytes of the message
 };
 // Takes the first stashed message on comm that a receive (source, tag) matches; false if none.
 bool take_stashed(MPI_Comm comm, int source, int tag, Stashed* out);
@@ -159,12 +164,12 @@ extern std::atomic<size_t> stashed_count;
 // Takes the stashed message that *msg (from MPI_Mprobe / MPI_Improbe) stands for; false if it
 // stands for none (a message the MPI holds).
 bool take_matched(MPI_Message* msg, Stashed* out);
-// Delivers a stashed message into the receive s: the runtime's copy or the 40 bytes; st gets
+// Delivers a stashed message into the receive s: the runtime's copy or the 64 bytes; st gets
 // the message's source, tag and bytes.
 int deliver_stashed(const Stashed& e, const Side& s, MPI_Status& st);
 
 // Whether a receive of count elements of dt from source on comm could get a ticket (the runtime
-// is on, the buffer holds 40 bytes, the source may be on this node).
+// is on, the buffer holds 64 bytes, the source may be on this node).
 bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source);
 // The same for a type of `size` bytes an element (TypeInfo::size), already looked up.
 bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source);

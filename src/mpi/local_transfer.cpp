@@ -99,7 +99,7 @@ bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source) {
 int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& status, bool* taken) {
   *taken = false;
   if (!local_on() || received_bytes(status) != static_cast<int64_t>(sizeof(Ticket))) return MPI_SUCCESS;
-  // The 40 bytes that arrived, wherever the receive put them.
+  // The 64 bytes that arrived, wherever the receive put them.
   const TypeRef info = s.converted() ? s.info : lookup(s.dt);
   const bool predefined = !s.converted() && !info->t && named(s.dt);
   const MPI_Comm any = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
@@ -173,7 +173,7 @@ int deliver_stashed(const Stashed& e, const Side& s, MPI_Status& st) {
   st.MPI_SOURCE = e.source, st.MPI_TAG = e.tag, st.MPI_ERROR = MPI_SUCCESS;
   PMPI_Status_set_cancelled(&st, 0);
   if (e.ticket) return receive_ticket(s, e.comm, e.t, e.peer, st);
-  // The 40 bytes a probe took, as the MPI would have delivered them.
+  // The 64 bytes a probe took, as the MPI would have delivered them.
   const int64_t want = sizeof e.data;
   int64_t n = want;
   int rc = MPI_SUCCESS;

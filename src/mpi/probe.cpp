@@ -1,9 +1,9 @@
 // Probes of messages that may be tickets (local.hpp), and the stash of what they took.
 //
-// A probe must report the message as the application sent it, but a ticket is 40 bytes to the
-// MPI. So where a probe finds exactly 40 bytes from a process of this node, it takes that message
+// A probe must report the message as the application sent it, but a ticket is 64 bytes to the
+// MPI. So where a probe finds exactly 64 bytes from a process of this node, it takes that message
 // from the MPI (MPI_Mprobe by the found source and tag, then MPI_Mrecv) to read it, and keeps it
-// in the stash: the probe reports the message's own bytes (a ticket's) or the 40 bytes (data that
+// in the stash: the probe reports the message's own bytes (a ticket's) or the 64 bytes (data that
 // only looked like one), and the next receive that matches takes it from the stash, in the order
 // the probes found them, before asking the MPI.
 //
@@ -80,7 +80,7 @@ bool suspect(MPI_Comm comm, const MPI_Status& st) {
   return local_on() && received_bytes(st) == static_cast<int64_t>(sizeof(Ticket)) && may_be_local(comm, st.MPI_SOURCE);
 }
 
-// Receives the message *m (40 bytes) into a stash entry.
+// Receives the message *m (64 bytes) into a stash entry.
 Stashed read_in(MPI_Comm comm, MPI_Message* m) {
   Stashed e;
   MPI_Status st;

@@ -178,7 +178,7 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
         MPI_Wait(r, MPI_STATUS_IGNORE);  // must not unpack a second time
         break;
       }
-      case 5: {  // probes must report the message as sent (not the runtime's 40-byte ticket)
+      case 5: {  // probes must report the message as sent (not the runtime's 64-byte ticket)
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Status pst;
         MPI_Message m;

@@ -1,8 +1,8 @@
 // Probes of messages that ddtkit's runtime carries under the interposer (issue 11): the MPI sees
-// a 40-byte ticket, but MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Get_count must report the
+// a 64-byte ticket, but MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Get_count must report the
 // message as sent, and the receive after the probe must get it (MPI_Recv, MPI_Mrecv, and the
 // receive half of MPI_Sendrecv), cancels of a pending receive and of a runtime send, and a receive
-// that must be copied while its process blocks in another receive. Also a genuine 40-byte message
+// that must be copied while its process blocks in another receive. Also a genuine 64-byte message
 // from the same node (which a probe must read to tell it from a ticket) arrives intact. An
 // ordinary MPI program on 2 ranks; under LD_PRELOAD=libddtkit-mpi.so with DDTKIT_EXPECT_RUNTIME=1
 // the vector messages (8 KiB blocks: CMA pays, so even the MPI_Isend goes through the runtime)
@@ -113,22 +113,62 @@ int main(int argc, char** argv) {
     if (!cancelled)
       for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 2048 + i] != j * 2048 + i + 0.25) ++bad;
   }
-  // A real 40-byte message, probed then received.
+  // A real message of a ticket's size (64 bytes), probed then received: the probe takes it to
+  // look, and must report and deliver it as the data it is.
   if (me == 0) {
-    char m[40];
-    for (int i = 0; i < 40; ++i) m[i] = static_cast<char>(i * 7 + 1);
-    MPI_Send(m, 40, MPI_BYTE, 1, 11, MPI_COMM_WORLD);
+    char m[64];
+    for (int i = 0; i < 64; ++i) m[i] = static_cast<char>(i * 7 + 1);
+    MPI_Send(m, 64, MPI_BYTE, 1, 11, MPI_COMM_WORLD);
   } else {
     MPI_Status st;
     int c = -1;
     MPI_Probe(0, 11, MPI_COMM_WORLD, &st);
     MPI_Get_count(&st, MPI_BYTE, &c);
-    char m[64] = {0};
-    MPI_Recv(m, 64, MPI_BYTE, 0, 11, MPI_COMM_WORLD, &st);
+    char m[96] = {0};
+    MPI_Recv(m, 96, MPI_BYTE, 0, 11, MPI_COMM_WORLD, &st);
     int c2 = -1;
     MPI_Get_count(&st, MPI_BYTE, &c2);
-    if (c != 40 || c2 != 40) { ++bad; printf("40-byte message: probe count %d, receive count %d\n", c, c2); }
-    for (int i = 0; i < 40; ++i) if (m[i] != static_cast<char>(i * 7 + 1)) ++bad;
+    if (c != 64 || c2 != 64) { ++bad; printf("64-byte message: probe count %d, receive count %d\n", c, c2); }
+    for (int i = 0; i < 64; ++i) if (m[i] != static_cast<char>(i * 7 + 1)) ++bad;
+  }
+  // A vector of 16-byte elements received as that many predefined elements: the ticket arrives
+  // into MPI_C_DOUBLE_COMPLEX first, and must be a whole number of them (MPICH aborted on 40
+  // bytes); the same with MPI_LONG_DOUBLE's slots and 32-byte complex long doubles.
+  {
+    const int n = 4096;
+    const MPI_Datatype elems[3] = {MPI_C_DOUBLE_COMPLEX, MPI_LONG_DOUBLE, MPI_C_LONG_DOUBLE_COMPLEX};
+    for (MPI_Datatype e : elems) {
+      int size = 0;
+      MPI_Type_size(e, &size);
+      std::vector<char> a(static_cast<size_t>(2 * n * size), 0);
+      MPI_Datatype v;
+      MPI_Type_vector(n, 1, 2, e, &v);
+      MPI_Type_commit(&v);
+      if (me == 0) {
+        for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>(i * 13 + 5);
+        MPI_Send(a.data(), 1, v, 1, 12, MPI_COMM_WORLD);
+      } else {
+        MPI_Status st;
+        MPI_Recv(a.data(), n, e, 0, 12, MPI_COMM_WORLD, &st);
+        int c = -1;
+        MPI_Get_count(&st, e, &c);
+        if (c != n) ++bad, printf("%d-byte elements: count %d, not %d\n", size, c, n);
+        // Element k is the sender's element 2k; long double slots compare their value bytes only.
+        const int value = e == MPI_LONG_DOUBLE ? 10 : e == MPI_C_LONG_DOUBLE_COMPLEX ? -1 : size;
+        for (int k = 0; k < n; ++k)
+          for (int b = 0; b < size; ++b) {
+            if (value > 0 && b >= value) continue;
+            if (value < 0 && (b % 16) >= 10) continue;
+            if (a[static_cast<size_t>(k * size + b)] != static_cast<char>((2 * k * size + b) * 13 + 5)) {
+              ++bad;
+              k = n;
+              printf("%d-byte elements: wrong bytes\n", size);
+              break;
+            }
+          }
+      }
+      MPI_Type_free(&v);
+    }
   }
   if (me == 1) printf("probe_test: %d wrong counts, tags or elements\n", bad);
   MPI_Bcast(&bad, 1, MPI_INT, 1, MPI_COMM_WORLD);
