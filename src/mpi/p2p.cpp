@@ -26,10 +26,24 @@ using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_
 // the MPI's attached buffer, whose capacity and errors the standard defines).
 constexpr int kNone = -1;
 
-// The translation of dt and the runtime peer where a send of it goes through the runtime.
+// Whether a message of a Pass type may take the runtime: a predefined type's, of at least the
+// contiguous threshold (the same bytes as a contiguous derived type's: local.cpp's measurement).
+// The test that every other predefined message pays: one multiplication and a comparison.
+bool large_pass(const TypeInfo& ti, int count) {
+  return ti.mode == TypeInfo::Pass && static_cast<int64_t>(count) * ti.size >= runtime_contig_min_bytes() && local_on();
+}
+
+// The translation of dt and the runtime peer where a send of it goes through the runtime (a
+// predefined type's as a contiguous translation: predefined_info).
 int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, bool blocking,
           bool persistent, TypeRef* info) {
   if (!local_on()) return -1;
+  if (ti.mode == TypeInfo::Pass) {
+    TypeRef r = large_pass(ti, count) ? predefined_info(dt) : nullptr;
+    const int peer = r ? local_send_peer(*r, buf, count, comm, dest, blocking, persistent) : -1;
+    if (peer >= 0) *info = std::move(r);
+    return peer;
+  }
   const int peer = local_send_peer(ti, buf, count, comm, dest, blocking, persistent);
   if (peer >= 0) *info = lookup(dt);
   return peer;
@@ -57,9 +71,11 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   if (dest == MPI_PROC_NULL || disabled()) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
   // Predefined and untranslatable types go to the MPI at once, for the price of one lookup: a
   // 1-byte MPI_BYTE ping-pong may not slow down measurably (issue 11), and under Open MPI its
-  // round trip is 0.47 us, of which each further call or reference count took 1-2%.
+  // round trip is 0.47 us, of which each further call or reference count took 1-2%. Large
+  // same-node messages of predefined types (large_pass) take the runtime.
   const TypeInfo& ti = peek(dt);  // one lookup for every decision below
-  if (ti.mode == TypeInfo::Pass) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
+  if (ti.mode == TypeInfo::Pass && (Mode == kNone || !large_pass(ti, count)))
+    return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
   TypeRef info;
   if (Mode != kNone) {
     const int peer = route(ti, buf, count, dt, dest, comm, true, false, &info);
@@ -89,7 +105,7 @@ template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
 int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
   if (dest == MPI_PROC_NULL || disabled()) return F(buf, count, dt, dest, tag, comm, req);
   const TypeInfo& ti = peek(dt);  // one lookup for every decision below
-  if (ti.mode == TypeInfo::Pass) return F(buf, count, dt, dest, tag, comm, req);
+  if (ti.mode == TypeInfo::Pass && (Mode == kNone || !large_pass(ti, count))) return F(buf, count, dt, dest, tag, comm, req);
   TypeRef info;
   if (Mode != kNone) {
     const int peer = route(ti, buf, count, dt, dest, comm, false, Persistent, &info);

@@ -424,6 +424,32 @@ TypeRef lookup(MPI_Datatype dt) {
 
 ddt_type predefined_type(MPI_Datatype dt) { return predefined(dt); }
 
+TypeRef predefined_info(MPI_Datatype dt) {
+  struct Entry {
+    MPI_Datatype m;
+    TypeRef info;
+  };
+  // Built once, for every predefined type with a twin whose bytes are all data (no padding:
+  // x87 long doubles and the pair types with a gap keep the MPI's own way).
+  static const std::vector<Entry> table = [] {
+    std::vector<Entry> v;
+#define DDTMPI_INFO_(N) add(MPI_##N, DDT_##N);
+    const auto add = [&v](MPI_Datatype m, ddt_type d) {
+      int64_t size = 0, lb = 0, extent = 0;
+      if (ddt_type_size(d, &size) || ddt_type_extent(d, &lb, &extent) || size <= 0 || size != extent) return;
+      auto info = std::make_shared<TypeInfo>();
+      info->mode = TypeInfo::Contig, info->t = d, info->size = size, info->extent = extent;
+      v.push_back({m, std::move(info)});
+    };
+    DDT_PREDEFINED_LIST(DDTMPI_INFO_)
+#undef DDTMPI_INFO_
+    return v;
+  }();
+  for (const Entry& e : table)
+    if (e.m == dt) return e.info;
+  return nullptr;
+}
+
 bool true_bounds(MPI_Datatype dt, int64_t* lb, int64_t* extent) {
   if (disabled() || predefined(dt) || is_named(dt)) return false;
   TypeRef r = cached(dt);
