@@ -118,24 +118,42 @@ int64_t runtime_min_bytes() {
 }
 
 int64_t runtime_contig_min_bytes() {
-  // A derived type whose data is one piece (MPI_Type_contiguous of doubles, NAS_LU_x's face) goes
-  // to the MPI as bytes from the user's buffer: the MPI's contiguous path against the runtime's
-  // rendezvous (one copy: CMA outside the heap) plus the ticket. Ping-pong of
-  // contiguous(n / 8, MPI_DOUBLE), 2 ranks, native / interposed with the runtime taken from 64 B
-  // (medians of 41 alternated samples, at 502677a):
-  //   MPICH 5.0.2: 4 KiB 0.68, 8 KiB 1.24, 16 KiB 0.89, 24 KiB 1.01, 32 KiB 1.07, 48 KiB 1.20,
-  //     64 KiB 1.26, 128 KiB 1.31, 256 KiB 1.46, 1 MiB 1.70;
-  //   Open MPI 5.0.11: 4 KiB 1.20, 8 KiB 1.19, 16 KiB 0.96, 24 KiB 1.08, 32 KiB 1.19, 48 KiB 1.34,
-  //     64 KiB 1.42, 128 KiB 1.56, 256 KiB 1.59, 1 MiB 1.72.
-  // Just past a cell (16 KiB) the runtime's rendezvous handshake costs more than it saves; from
-  // 32 KiB it wins under both MPIs. (Under Open MPI the eager sizes win too, but 4-16 KiB under
-  // MPICH do not, and one rule for both keeps the interposer's behaviour the same under each.)
+  // Messages of predefined types, and of derived types whose data is one piece (MPI_Type_contiguous
+  // of doubles, NAS_LU_x's face), go to the MPI as they are: the MPI's contiguous path against
+  // the runtime's (eager cells, else the rendezvous: one copy by CMA from 32 KiB outside the heap,
+  // pipelined cells below) plus the ticket. Ping-pong of contiguous(n / 8, MPI_DOUBLE), 2 ranks,
+  // native / interposed with the runtime taken from 4 KiB (medians of 41 alternated samples, at
+  // 8865fd3 with rendezvous.cpp's kCmaMinBytes):
+  //   MPICH 5.0.2: 4 KiB 0.73, 5 KiB 0.73, 6 KiB 0.78, 7 KiB 0.79, 8 KiB 1.30-1.32, 12 KiB 1.26,
+  //     16 KiB 1.00-1.04, 20 KiB 1.01, 24 KiB 1.04-1.05, 28 KiB 1.05, 32 KiB 1.16-1.17; from 64 KiB
+  //     1.26-1.70 (at 502677a). MPICH's own eager path ends at 8 KiB: from 8 KiB.
+  //   Open MPI 5.0.11: 4 KiB 1.50, 5-8 KiB 1.33-1.40, 12 KiB 1.24, 16 KiB 0.94-0.97, 20 KiB 0.97,
+  //     24 KiB 1.00-1.04, 28 KiB 1.04, 32 KiB 1.16-1.19, 64 KiB 1.36, 1 MiB 1.78: from 4 KiB, but
+  //     not in runtime_contig_gap (messages just past the runtime's eager size).
+#ifdef OMPI_MAJOR_VERSION
+  constexpr int64_t kDefault = int64_t{4} << 10;
+#else
+  constexpr int64_t kDefault = int64_t{8} << 10;
+#endif
   static const int64_t v = [] {
     const char* e = std::getenv("DDTKIT_RUNTIME_CONTIG_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : int64_t{32} << 10;
+    const int64_t x = e && *e ? std::atoll(e) : kDefault;
     return x < 64 ? int64_t{64} : x;
   }();
   return v;
+}
+
+bool runtime_contig_gap(int64_t bytes) {
+#ifdef OMPI_MAJOR_VERSION
+  // Past one cell the runtime's rendezvous costs its handshake, which Open MPI's own path for
+  // 16-20 KiB does not (0.94-0.97 above); from 24 KiB the runtime wins again. Not where a test
+  // asked for every message (DDTKIT_RUNTIME_CONTIG_MIN set).
+  static const bool asked = std::getenv("DDTKIT_RUNTIME_CONTIG_MIN") != nullptr;
+  return !asked && bytes > ddt::shm::rt.eager_max && bytes < (int64_t{24} << 10);
+#else
+  (void)bytes;
+  return false;
+#endif
 }
 
 int64_t runtime_coll_min_bytes() {

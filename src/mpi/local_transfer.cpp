@@ -75,13 +75,15 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
                     bool persistent) {
   const bool contig = info.mode == TypeInfo::Contig;
   if (!local_on() || (info.mode != TypeInfo::Pack && !contig) || count <= 0 || info.size <= 0) return -1;
-  if (count > INT64_MAX / info.size || count * info.size < (contig ? runtime_contig_min_bytes() : runtime_min_bytes())) return -1;
+  if (count > INT64_MAX / info.size) return -1;
+  const int64_t bytes = count * info.size;
+  if (contig ? bytes < runtime_contig_min_bytes() || runtime_contig_gap(bytes) : bytes < runtime_min_bytes()) return -1;
   const int peer = local_peer(comm, dest);
   if (peer < 0 || blocking) return peer;
   auto lock = runtime_lock();
   if (!persistent && !ddt::shm::can_post(peer, 2)) return -1;
   // A contiguous message is one piece.
-  if ((contig ? count * info.size : info.mean_block) >= kCmaMinPiece || in_heap(info.t, buf, count, peer)) return peer;
+  if ((contig ? bytes : info.mean_block) >= kCmaMinPiece || in_heap(info.t, buf, count, peer)) return peer;
   return -1;
 }
 

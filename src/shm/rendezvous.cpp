@@ -64,6 +64,11 @@ thread_local bool t_vanished = false;
 //   pieces of some KiB. The pieces of a transfer are the finer of the two sides' layouts
 //   (ddt_type_blocks, from the plans).
 constexpr int64_t kCmaMinPiece = 4096;
+// And for messages of kCmaMinBytes and more: below, the pipelined cells win even for one piece
+// (round trips of n bytes of DDT_BYTE from malloc'd buffers, pipe / CMA, at 502677a: 16,320 B
+// 8.06 / 9.91 us, 24,576 B 9.70 / 9.87; 40,800 B 12.75 / 11.84, 65,536 B 15.95 / 15.69,
+// 131,072 B 24.56 / 22.47).
+constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // heap vs pipelined cells, by the sender's average piece (DDTBench ping-pong through the runtime,
 // two ranks, quiet machine, round trip heap / pipe at fada53c: NAS_MG_x W (8 B blocks) 26.0 /
 // 12.9 us, SPECFEM3D_mt c=1 29.3 / 12.4, WRF_x_vec 4x4 48.9 / 27.1, LAMMPS_full 43.0 / 28.7,
@@ -113,7 +118,7 @@ Mech select(const Attachment* seg, const Pieces* p, int64_t n) {
   if (!rt.cma) return Mech::kPipe;
   if (rt.mech == DDT_MECH_CMA || !p) return Mech::kCma;
   // CMA pays where the finer side's pieces are long enough (kCmaMinPiece above).
-  return p->finer() > 0 && n / p->finer() >= kCmaMinPiece ? Mech::kCma : Mech::kPipe;
+  return p->finer() > 0 && n / p->finer() >= kCmaMinPiece && n >= kCmaMinBytes ? Mech::kCma : Mech::kPipe;
 }
 
 // ---- CMA ----------------------------------------------------------------------------------------
