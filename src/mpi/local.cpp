@@ -92,6 +92,29 @@ bool local_on() { return st().on; }
 
 std::unique_lock<std::mutex> runtime_lock() { return std::unique_lock<std::mutex>(rt_mutex()); }
 
+namespace {
+
+// A threshold in bytes from the environment variable `name` (at least 64: a ticket's size), else
+// the default.
+int64_t env_bytes(const char* name, int64_t dflt) {
+  const char* e = std::getenv(name);
+  const int64_t x = e && *e ? std::atoll(e) : dflt;
+  return x < 64 ? int64_t{64} : x;
+}
+
+// The value for the MPI this interposer is built for.
+constexpr int64_t per_mpi(int64_t open_mpi, int64_t mpich) {
+#ifdef OMPI_MAJOR_VERSION
+  (void)mpich;
+  return open_mpi;
+#else
+  (void)open_mpi;
+  return mpich;
+#endif
+}
+
+}  // namespace
+
 int64_t runtime_min_bytes() {
   // Below the runtime's rendezvous size (16 KiB) a message goes eagerly through its cells: two
   // copies, as the staged way's pack and unpack, plus the ticket's MPI message, against the
@@ -104,16 +127,7 @@ int64_t runtime_min_bytes() {
   //   Open MPI 5.0.11: NAS_MG_y S (4 KiB) 1.00 / 1.43, LAMMPS_atomic 5.5 KiB 1.34 / 1.74,
   //     vect:8:4 4 KiB 0.98 / 1.13, but 1-2 KiB messages lose (vect:8:4 1 KiB 0.94 / 0.59,
   //     NAS_LU_y 1.3 KiB 0.90 / 0.62): from 4 KiB on.
-#ifdef OMPI_MAJOR_VERSION
-  constexpr int64_t kDefault = int64_t{4} << 10;
-#else
-  constexpr int64_t kDefault = int64_t{16} << 10;
-#endif
-  static const int64_t v = [] {
-    const char* e = std::getenv("DDTKIT_RUNTIME_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : kDefault;
-    return x < 64 ? int64_t{64} : x;
-  }();
+  static const int64_t v = env_bytes("DDTKIT_RUNTIME_MIN", per_mpi(int64_t{4} << 10, int64_t{16} << 10));
   return v;
 }
 
@@ -130,16 +144,7 @@ int64_t runtime_contig_min_bytes() {
   //   Open MPI 5.0.11: 4 KiB 1.50, 5-8 KiB 1.33-1.40, 12 KiB 1.24, 16 KiB 0.94-0.97, 20 KiB 0.97,
   //     24 KiB 1.00-1.04, 28 KiB 1.04, 32 KiB 1.16-1.19, 64 KiB 1.36, 1 MiB 1.78: from 4 KiB, but
   //     not in runtime_contig_gap (messages just past the runtime's eager size).
-#ifdef OMPI_MAJOR_VERSION
-  constexpr int64_t kDefault = int64_t{4} << 10;
-#else
-  constexpr int64_t kDefault = int64_t{8} << 10;
-#endif
-  static const int64_t v = [] {
-    const char* e = std::getenv("DDTKIT_RUNTIME_CONTIG_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : kDefault;
-    return x < 64 ? int64_t{64} : x;
-  }();
+  static const int64_t v = env_bytes("DDTKIT_RUNTIME_CONTIG_MIN", per_mpi(int64_t{4} << 10, int64_t{8} << 10));
   return v;
 }
 
@@ -169,11 +174,7 @@ int64_t runtime_coll_min_bytes() {
   // Scatter agree whether any rank's data is scattered (contiguous data stays with the MPI:
   // local_coll.cpp) costs 1-2% of a call; derived types below it keep the staged way (FFT2D
   // N=256 under Open MPI, 256 KiB chunks: 0.64x staged, 1.07x through the runtime).
-  static const int64_t v = [] {
-    const char* e = std::getenv("DDTKIT_RUNTIME_COLL_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : int64_t{1} << 20;
-    return x < 64 ? int64_t{64} : x;
-  }();
+  static const int64_t v = env_bytes("DDTKIT_RUNTIME_COLL_MIN", int64_t{1} << 20);
   return v;
 }
 
@@ -186,11 +187,7 @@ int64_t runtime_bcast_min_bytes() {
   //   32 KiB: MPICH 1.11-1.12, Open MPI 0.76-0.77 (below Open MPI's own: not taken);
   //   256 KiB: MPICH 3.42-3.62, Open MPI 1.42-1.43 (1.00 with the 1 MiB threshold);
   //   2 MiB: MPICH 3.28-3.51, Open MPI 2.41-2.59.
-  static const int64_t v = [] {
-    const char* e = std::getenv("DDTKIT_RUNTIME_BCAST_MIN");
-    const int64_t x = e && *e ? std::atoll(e) : std::min<int64_t>(int64_t{256} << 10, runtime_coll_min_bytes());
-    return x < 64 ? int64_t{64} : x;
-  }();
+  static const int64_t v = env_bytes("DDTKIT_RUNTIME_BCAST_MIN", std::min<int64_t>(int64_t{256} << 10, runtime_coll_min_bytes()));
   return v;
 }
 
