@@ -84,7 +84,8 @@ const TypeInfo& peek(MPI_Datatype dt);
 // DDT_TYPE_NULL.
 ddt_type predefined_type(MPI_Datatype dt);
 // A predefined type as a contiguous translation (Contig, t its twin), for the runtime's way of
-// large same-node messages (p2p.cpp); null where the type has no twin or holds padding.
+// large same-node messages (p2p.cpp); null where the type has no twin or its size is not its
+// extent.
 TypeRef predefined_info(MPI_Datatype dt);
 // The true bounds of a derived type's data, as ddtkit computes them from the typemap (the
 // committed translation, or one made for this call and not kept); false for predefined types,

@@ -429,8 +429,10 @@ TypeRef predefined_info(MPI_Datatype dt) {
     MPI_Datatype m;
     TypeRef info;
   };
-  // Built once, for every predefined type with a twin whose bytes are all data (no padding:
-  // x87 long doubles and the pair types with a gap keep the MPI's own way).
+  // Built once, for every predefined type with a twin whose size is its extent: the pair types
+  // with a gap (MPI_DOUBLE_INT: 12 bytes in 16) keep the MPI's own way. An x87 long double moves
+  // as its whole 16-byte slot, so its 6 padding bytes arrive as the sender's (the MPIs leave the
+  // receiver's as they were): bytes no program reads.
   static const std::vector<Entry> table = [] {
     std::vector<Entry> v;
 #define DDTMPI_INFO_(N) add(MPI_##N, DDT_##N);
