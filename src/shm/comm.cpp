@@ -297,9 +297,8 @@ Emit emit(int dest, Outgoing& o) {
       }
       const int64_t n = std::min(kCellPayload, r->bytes - r->sent);
       h.id = r->rid, h.offset = r->sent, h.bytes = n;
-      if (!r->cursor) r->cursor.reset(new ddt::Cursor(*r->type->layout, r->type->extent(), reinterpret_cast<uintptr_t>(r->sbuf), r->count));
-      ddt::CursorCopy<true> op{cell->data};
-      r->cursor->advance(n, op);
+      if (!r->packer) r->packer.reset(new ddt::InOrderPack(r->type, r->sbuf, r->count));
+      r->packer->give(cell->data, n);
       r->sent += n;
       if (r->sent < r->bytes) result = kUnfinished;
       else complete(r, DDT_SUCCESS);
@@ -913,7 +912,7 @@ void stage_ipc_send(ddt_request s) {
   if (e) s->share_error = e;  // its data cell fails the receive (emit), and the send with e
   ddt::release(s->type);
   s->sbuf = s->staging.data(), s->count = s->bytes, s->type = DDT_BYTE;
-  s->cursor.reset();
+  s->packer.reset();
 }
 
 // A blocking standard (or ready) send that fits a cell, written at once when nothing is queued

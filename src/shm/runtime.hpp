@@ -44,10 +44,12 @@ struct ddt_request_s {
   int64_t rcount = 0;
   bool via_heap = false, naive = false;
   std::vector<struct iovec> pieces;
-  // pipelined, either side: the cursor the cells are packed from or unpacked into, sought once
-  // at byte 0 and advanced cell by cell (never a fresh walk per cell)
+  // receive, iov exchange (rendezvous.cpp's pull): the cursor the pieces are copied into, sought
+  // once and advanced piece list by piece list (never a fresh walk per list)
   std::unique_ptr<ddt::Cursor> cursor;
-  // receive, pipelined: the data cells' bytes go into the receive in order through this
+  // pipelined: the data cells' bytes come out of the send and go into the receive in order
+  // through these (cpu/in_order.hpp: a cursor, or tiles for a transpose)
+  std::unique_ptr<ddt::InOrderPack> packer;
   std::unique_ptr<ddt::InOrderUnpack> unpacker;
   // receive: the message's bytes, and the bytes of it delivered so far (pipelined)
   int64_t msg = 0, got = 0;

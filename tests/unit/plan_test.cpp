@@ -980,8 +980,9 @@ TEST(Executors, TransposedGridTiles) {
 
 // A stream taken in order in pieces of any size (the runtime's data cells: cpu/in_order.hpp)
 // leaves the receive as one unpack of the same bytes does: into transposed grids (staged into
-// whole tiles), with counts whose elements are not whole tiles, and into a vector (the cursor);
-// a prefix taken and finished leaves what an unpack of the prefix leaves.
+// whole tiles), with counts whose elements are not whole tiles, and into a grid of 12-byte
+// elements (the cursor); a prefix taken and finished leaves what an unpack of the prefix leaves.
+// And given in pieces of any size, the sending side's bytes are one pack's.
 TEST(Executors, InOrderUnpackStagesTiles) {
   std::mt19937_64 rng(37);
   for (int trial = 0; trial < 24; ++trial) {
@@ -1012,6 +1013,18 @@ TEST(Executors, InOrderUnpackStagesTiles) {
     }
     EXPECT_EQ(got, want) << "trial " << trial << " e " << g.e << " n0 " << g.n0 << " n1 " << g.n1 << " count " << count
                          << " prefix " << prefix << " of " << total;
+    // The sending side: packed in pieces of any size, the stream of one ddt_pack.
+    std::vector<char> packed(total), given(total, 0x22);
+    ASSERT_EQ(ddt_pack(want.data() + 64, count, t, 0, packed.data(), total, &k), DDT_SUCCESS);
+    {
+      ddt::InOrderPack out(t, want.data() + 64, count);
+      for (int64_t at = 0; at < total;) {
+        const int64_t n = std::min(total - at, 1 + static_cast<int64_t>(rng() % (trial % 2 ? 20000 : 700)));
+        out.give(given.data() + at, n);
+        at += n;
+      }
+    }
+    EXPECT_EQ(given, packed) << "pack, trial " << trial << " e " << g.e << " n0 " << g.n0 << " n1 " << g.n1;
     ddt_type_free(&t);
   }
 }
