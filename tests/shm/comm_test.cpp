@@ -228,14 +228,34 @@ int64_t draw_size(std::mt19937_64& rng, const SizeMix& m) {
 // count, and a different random receive type whose count makes its packed capacity equal to
 // the message's (kExact), smaller (kSmaller, when the message is not empty) or larger. The
 // packed size is near B: a multiple of both types' sizes.
+// The grid of a transpose (the plan's tiled executor, cpu/tile.hpp; DDTBench's FFT2D receive
+// type): contiguous(n1, resized(hvector(n0, 1, s0, e bytes), 0, e)), e a width that tiles a line,
+// the inner stride a line or more (sometimes negative), n1 at least a tile of columns.
+TPtr transposed_node(std::mt19937_64& rng, RefType& ref) {
+  const int64_t e = int64_t{4} << (rng() % 4), n0 = 2 + static_cast<int64_t>(rng() % 40);
+  const int64_t n1 = 64 / e + static_cast<int64_t>(rng() % 48), s0 = (n1 * e + 8 * static_cast<int64_t>(rng() % 4));
+  auto blk = std::make_shared<TNode>();
+  blk->kind = TNode::Contig, blk->count = e, blk->kids = {basic_node(3)};  // DDT_BYTE
+  auto col = std::make_shared<TNode>();
+  col->kind = TNode::HVector, col->count = n0, col->bl = 1, col->stride = rng() % 4 == 0 ? -s0 : s0, col->kids = {blk};
+  auto res = std::make_shared<TNode>();
+  res->kind = TNode::Resized, res->lb = 0, res->extent = e, res->kids = {col};
+  auto all = std::make_shared<TNode>();
+  all->kind = TNode::Contig, all->count = n1, all->kids = {res};
+  ref_eval(*all, ref);
+  return all;
+}
+
 Spec make_spec(uint64_t seed, int64_t B, Shape shape) {
   std::mt19937_64 rng(seed);
   GenOptions so, ro;
   ro.allow_overlap = false;  // fewer rejections; disjoint() decides
   Spec s;
+  // One message in 8 sends from or receives into a transpose (the other side random).
+  const int transposed = rng() % 8 == 0 ? 1 + static_cast<int>(rng() % 2) : 0;
   for (int attempt = 0; attempt < 80; ++attempt) {
     if (attempt > 0 && attempt % 10 == 0) B /= 2;
-    s.st = random_type(rng, so, s.sr, 1000, 1 << 16);
+    s.st = transposed == 1 && attempt < 40 ? transposed_node(rng, s.sr) : random_type(rng, so, s.sr, 1000, 1 << 16);
     const int64_t a = s.sr.size;
     const int64_t cap = 4 * B + (1 << 20);  // no buffer spans more than this
     if (B > 0 && a == 0) continue;          // empty types are for empty messages
@@ -259,7 +279,7 @@ Spec make_spec(uint64_t seed, int64_t B, Shape shape) {
       continue;
     }
     for (int t2 = 0; t2 < 30; ++t2) {
-      s.rt = random_type(rng, ro, s.rr, 1000, 1 << 16);
+      s.rt = transposed == 2 && t2 < 15 ? transposed_node(rng, s.rr) : random_type(rng, ro, s.rr, 1000, 1 << 16);
       const int64_t b = s.rr.size;
       if (b == 0) continue;
       const int64_t L = a / std::gcd(a, b) * b;
