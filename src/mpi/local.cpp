@@ -141,10 +141,13 @@ int64_t runtime_contig_min_bytes() {
   //   MPICH 5.0.2: 4 KiB 0.73, 5 KiB 0.73, 6 KiB 0.78, 7 KiB 0.79, 8 KiB 1.30-1.32, 12 KiB 1.26,
   //     16 KiB 1.00-1.04, 20 KiB 1.01, 24 KiB 1.04-1.05, 28 KiB 1.05, 32 KiB 1.16-1.17; from 64 KiB
   //     1.26-1.70 (at 502677a). MPICH's own eager path ends at 8 KiB: from 8 KiB.
-  //   Open MPI 5.0.11: 4 KiB 1.50, 5-8 KiB 1.33-1.40, 12 KiB 1.24, 16 KiB 0.94-0.97, 20 KiB 0.97,
-  //     24 KiB 1.00-1.04, 28 KiB 1.04, 32 KiB 1.16-1.19, 64 KiB 1.36, 1 MiB 1.78: from 4 KiB, but
-  //     not in runtime_contig_gap (messages just past the runtime's eager size).
-  static const int64_t v = env_bytes("DDTKIT_RUNTIME_CONTIG_MIN", per_mpi(int64_t{4} << 10, int64_t{8} << 10));
+  //   Open MPI 5.0.11: 1 KiB 0.72-0.73, 2 KiB 0.87-0.88, 2.5 KiB 0.93-0.95, 3 KiB 0.94-0.96,
+  //     3.5 KiB 1.01-1.04, 4,080 B 1.37 (NAS_LU_x N=102's face: past Open MPI's own eager limit,
+  //     4 KiB with its header), 4 KiB 1.50, 5-8 KiB 1.33-1.43, 12 KiB 1.24, 16 KiB 0.94-0.97,
+  //     20 KiB 0.97, 24 KiB 1.00-1.04, 28 KiB 1.04, 32 KiB 1.16-1.19, 64 KiB 1.36, 1 MiB 1.78 (the
+  //     sizes under 4 KiB at 98a7b97): from 3.5 KiB, but not in runtime_contig_gap (messages just
+  //     past the runtime's eager size).
+  static const int64_t v = env_bytes("DDTKIT_RUNTIME_CONTIG_MIN", per_mpi(3584, int64_t{8} << 10));
   return v;
 }
 

@@ -87,8 +87,8 @@ int local_scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
 int64_t runtime_min_bytes();
 // The same for messages of predefined types and of derived types whose data is one contiguous
 // piece (TypeInfo::Contig), which the MPI would otherwise move as they are
-// (DDTKIT_RUNTIME_CONTIG_MIN, at least 64; by default 8 KiB under MPICH and 4 KiB under Open
-// MPI, measured: see local.cpp), except for the sizes runtime_contig_gap names.
+// (DDTKIT_RUNTIME_CONTIG_MIN, at least 64; by default 8 KiB under MPICH and 3.5 KiB under
+// Open MPI, measured: see local.cpp), except for the sizes runtime_contig_gap names.
 int64_t runtime_contig_min_bytes();
 bool runtime_contig_gap(int64_t bytes);
 // Collectives whose chunks have fewer packed bytes stay with the MPI (DDTKIT_RUNTIME_COLL_MIN, at
