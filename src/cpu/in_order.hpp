@@ -30,22 +30,41 @@ inline int64_t staged_tile(ddt_type type) {
   return p.tile && 64 * p.n[0] <= kMaxStagedTile ? 64 * p.n[0] : 0;
 }
 
-class InOrderUnpack {
- public:
-  // count elements of the committed type at buf, from stream byte 0.
-  InOrderUnpack(ddt_type type, void* buf, int64_t count)
+// What both directions hold: the message (count elements of the committed type at buf, from
+// stream byte 0), its staged tile (0: the cursor), and the cursor, made at the first piece.
+class InOrder {
+ protected:
+  InOrder(ddt_type type, const void* buf, int64_t count)
       : type_(type), buf_(buf), count_(count), tile_(staged_tile(type)), size_(plan_of(type).size) {}
+  Cursor& cursor() {
+    if (!cursor_) cursor_.reset(new Cursor(*type_->layout, type_->extent(), reinterpret_cast<uintptr_t>(buf_), count_));
+    return *cursor_;
+  }
+
+  ddt_type type_;
+  const void* buf_;
+  int64_t count_;
+  int64_t tile_, size_;  // tile_: staged_tile; size_: stream bytes of an element (tiles start at each)
+  std::vector<char> stage_;
+  int64_t at_ = 0;  // the stream byte of stage_[0]
+
+ private:
+  std::unique_ptr<Cursor> cursor_;
+};
+
+class InOrderUnpack : InOrder {
+ public:
+  InOrderUnpack(ddt_type type, void* buf, int64_t count) : InOrder(type, buf, count) {}
 
   // The next n stream bytes.
   void take(const char* data, int64_t n) {
     if (!tile_) {
-      if (!cursor_) cursor_.reset(new Cursor(*type_->layout, type_->extent(), reinterpret_cast<uintptr_t>(buf_), count_));
       CursorCopy<false> op{const_cast<char*>(data)};
-      cursor_->advance(n, op);
+      cursor().advance(n, op);
       return;
     }
     stage_.insert(stage_.end(), data, data + n);
-    // Unpack up to the last tile boundary staged (tiles start at each element's start).
+    // Unpack up to the last tile boundary staged.
     const int64_t end = at_ + static_cast<int64_t>(stage_.size()), k = end / size_;
     const int64_t cut = k * size_ + (end - k * size_) / tile_ * tile_;
     if (cut - at_ >= tile_) flush(cut);
@@ -57,36 +76,26 @@ class InOrderUnpack {
   }
 
  private:
+  // Unpacks the staged stream bytes [at_, cut).
   void flush(int64_t cut) {
     const int64_t n = cut - at_;
     if (n <= 0) return;
     int64_t done = 0;
-    ddt_unpack(stage_.data(), n, buf_, count_, type_, at_, &done);  // checked when the receive was posted
+    ddt_unpack(stage_.data(), n, const_cast<void*>(buf_), count_, type_, at_, &done);  // checked when the receive was posted
     stage_.erase(stage_.begin(), stage_.begin() + n);
     at_ = cut;
   }
-
-  ddt_type type_;
-  void* buf_;
-  int64_t count_;
-  int64_t tile_, size_;  // tile_: staged_tile (0: the cursor); size_: stream bytes of an element
-  std::unique_ptr<Cursor> cursor_;
-  std::vector<char> stage_;  // stream bytes [at_, at_ + stage_.size()) not yet unpacked
-  int64_t at_ = 0;
 };
 
-class InOrderPack {
+class InOrderPack : InOrder {
  public:
-  // count elements of the committed type at buf, from stream byte 0.
-  InOrderPack(ddt_type type, const void* buf, int64_t count)
-      : type_(type), buf_(buf), count_(count), tile_(staged_tile(type)), size_(plan_of(type).size) {}
+  InOrderPack(ddt_type type, const void* buf, int64_t count) : InOrder(type, buf, count) {}
 
   // Packs the next n stream bytes (at most those left) into out.
   void give(char* out, int64_t n) {
     if (!tile_) {
-      if (!cursor_) cursor_.reset(new Cursor(*type_->layout, type_->extent(), reinterpret_cast<uintptr_t>(buf_), count_));
       CursorCopy<true> op{out};
-      cursor_->advance(n, op);
+      cursor().advance(n, op);
       return;
     }
     while (n > 0) {
@@ -98,13 +107,12 @@ class InOrderPack {
   }
 
  private:
-  // Packs the stream bytes from the end of the stage to the next tile boundary (tiles start at
-  // each element's start) into the stage; false at the end of the stream.
+  // Packs the next tile (or the rest of its element) into the stage: the stage always ends at a
+  // tile boundary, so the next one is a tile on, or the element's end. False at the stream's end.
   bool refill() {
-    const int64_t from = at_ + static_cast<int64_t>(stage_.size()), total = size_ * count_;
-    if (from >= total) return false;
-    const int64_t k = from / size_, off = from - k * size_;
-    const int64_t to = k * size_ + std::min(size_, (off / tile_ + 1) * tile_);
+    const int64_t from = at_ + static_cast<int64_t>(stage_.size());
+    if (from >= size_ * count_) return false;
+    const int64_t to = std::min(from + tile_, (from / size_ + 1) * size_);
     stage_.resize(static_cast<size_t>(to - from));
     int64_t done = 0;
     ddt_pack(buf_, count_, type_, from, stage_.data(), to - from, &done);  // checked when the send was posted
@@ -112,13 +120,7 @@ class InOrderPack {
     return true;
   }
 
-  ddt_type type_;
-  const void* buf_;
-  int64_t count_;
-  int64_t tile_, size_;
-  std::unique_ptr<Cursor> cursor_;
-  std::vector<char> stage_;  // stream bytes [at_, at_ + stage_.size()), given up to used_
-  int64_t at_ = 0, used_ = 0;
+  int64_t used_ = 0;  // stage_ bytes already given
 };
 
 }  // namespace ddt
