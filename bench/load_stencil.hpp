@@ -157,7 +157,7 @@ inline bool load_check(const LoadGrid& g, int f, const double* a, int64_t* bad) 
 }
 
 // (nx = ny, nz): messages of nx * nz * 8 bytes. --smoke: 32 KiB (above the eager cell, so every
-// message goes by rendezvous); default 512 KiB (above HYBRID's 256 KiB, where it balances
+// message goes by rendezvous); default 512 KiB (above HYBRID's 128 KiB, where it balances
 // isend/irecv by the counters); --full 1 MiB, the paper's size.
 inline std::vector<std::pair<int64_t, int64_t>> load_stencil_sizes(const Options& o) {
   if (o.smoke) return {{4, 1024}};

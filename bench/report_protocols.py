@@ -60,7 +60,7 @@ def sweep(md, targets, t):
            "in a series of its own after them (it first idles, to forget the others' load history). `chunked` is COOP-p2p copying 1 MiB at a time; `hca` RGET striped over "
            "the receiver's core and a helper thread (COOP-hca's second engine, R = 1: it pays only where a core is idle); "
            "`hybrid` the default "
-           "(RGET below 256 KiB, Table II for blocking calls, the load counters for isend/irecv, chunked from 4 MiB).", ""]
+           "(RGET below 128 KiB, Table II for blocking calls, the load counters for isend/irecv, chunked from 4 MiB).", ""]
     worst_rget, worst_mpi = None, None
     for shape in ("contiguous", "vector"):
         for op, unit in (("bw", "GB/s"), ("latency", "us")):

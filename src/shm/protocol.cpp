@@ -19,7 +19,15 @@ namespace ddt::shm {
 // through the receive's heap segment (this machine on a noisy day, one run): 6.9 / 7.5 at
 // 128 KiB, 15.7 / 16.3 at 512 KiB, 19.9 / 26.7 at 1 MiB, 23.5 / 48.3 at 4 MiB; half round trips
 // 14.6 / 16.3 us at 32 KiB, 19.8 / 20.6 at 128 KiB, 40.5 / 36.4 at 512 KiB, 55.4 / 43.7 at 1 MiB.
-const int64_t kCoopMinBytes = int64_t{256} << 10;
+// Measured again at 76b12dc, after the control messages and the shares' streaming got cheaper:
+// COOP now wins from 32 KiB in the same sweep, RGET / COOP GB/s at 32 KiB 21.0-21.6 / 26.3-28.2,
+// 128 KiB 31.8-32.7 / 46.7-48.4 (this machine, two runs), and on the 16-core machine of
+// tools/cores-lease.sh 15.6-19.4 / 17.0-23.8 and 25.7-29.9 / 35.8-41.3 (three runs). HYBRID at
+// 128 KiB with 128 KiB as the threshold / with 256 KiB: 46.9-47.9 / 32.1-33.1 GB/s (alternated,
+// two runs each). Not lower: the stencil's isend/irecv faces of 32 KiB (both cores busy with
+// their own copies) lost with COOP (above), and a threshold between 32 and 128 KiB was not
+// measured. 128 KiB.
+const int64_t kCoopMinBytes = int64_t{128} << 10;
 // kCoopMinBlockingBytes: the same where both calls block and RGET would read through the heap
 // or by CMA, once the runtime's control messages got cheap (1-byte round trip 0.45 us, from
 // 1.1 us when kCoopMinBytes was measured): COOP's CTS and second FIN now cost less than the
