@@ -28,6 +28,14 @@ namespace ddt::shm {
 // their own copies) lost with COOP (above), and a threshold between 32 and 128 KiB was not
 // measured. 128 KiB.
 const int64_t kCoopMinBytes = int64_t{128} << 10;
+// kCoopMinPipeBytes: the same where RGET would move the message in pipelined cells (pieces too
+// short for a copy across processes: each side's share of a COOP then pulls every element's line
+// from the other core, 2-2.5x slower than packing it locally). When kCoopMinBytes went to 128 KiB
+// these messages followed it, and make bench's DDTBench ping-pong lost WRF_x 2x2 (170 KB, 4 B
+// elements at row strides) 0.62-0.64x the faster MPI (was 1.01-1.06x; its pipelined time 92-96
+// us against 175-185 us by COOP in the same run) and NAS_MG_x A (128 KiB) 0.78x: they keep the
+// threshold they were measured with, 256 KiB.
+const int64_t kCoopMinPipeBytes = int64_t{256} << 10;
 // kCoopMinBlockingBytes: the same where both calls block and RGET would read through the heap
 // or by CMA, once the runtime's control messages got cheap (1-byte round trip 0.45 us, from
 // 1.1 us when kCoopMinBytes was measured): COOP's CTS and second FIN now cost less than the
@@ -162,7 +170,7 @@ Choice choose(const Ask& a) {
       // so the sender's idle core takes a share from kCoopMinBlockingBytes on, unless RGET
       // would move the message in cells (the sender gathers its cache-hot pieces there already).
       const bool both_wait = a.send_blocking && a.recv_blocking && a.send_mode != DDT_SEND_BUFFERED;
-      const int64_t min = both_wait && !a.pipe ? kCoopMinBlockingBytes : kCoopMinBytes;
+      const int64_t min = a.pipe ? kCoopMinPipeBytes : both_wait ? kCoopMinBlockingBytes : kCoopMinBytes;
       if (a.n < min || (!a.heap_write && a.avg_piece < kCmaWriteMinPiece)) c = of(DDT_PROTO_RGET, a.n, a.n);
       else if (a.send_blocking || a.recv_blocking || a.send_mode == DDT_SEND_BUFFERED)
         c = of(table2(a.send_blocking, a.send_mode, a.recv_blocking), a.n, a.n / 2);

@@ -48,6 +48,7 @@ int table2(bool send_blocking, int send_mode, bool recv_blocking);
 // pays for.
 extern const int64_t kCoopMinBytes;
 extern const int64_t kCoopMinBlockingBytes;  // the same where both calls block (HYBRID)
+extern const int64_t kCoopMinPipeBytes;      // the same where RGET would pipe it in cells (HYBRID)
 extern const int64_t kCmaWriteMinPiece;
 // COOP-chunked's defaults (ddt_comm_set_chunking): copies of messages from kChunkMinBytes on,
 // kChunkBytes at a time.

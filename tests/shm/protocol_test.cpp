@@ -368,6 +368,22 @@ void part_rule() {
   expect("HYBRID send/recv at kCoopMinBlockingBytes, by cells", shm::choose(a), DDT_PROTO_RGET, a.n);
   a.pipe = false, a.n = shm::kCoopMinBlockingBytes - 1, a.avg_piece = a.n;
   expect("HYBRID send/recv below kCoopMinBlockingBytes", shm::choose(a), DDT_PROTO_RGET, a.n);
+  // A message RGET would pipe in cells keeps RGET up to kCoopMinPipeBytes, whether the calls
+  // block or not (COOP's shares would pull every short piece across cores), and takes Table II
+  // from there; one whose pieces suit a copy takes the load rule from kCoopMinBytes on.
+  for (bool blocking : {true, false}) {
+    a.send_blocking = a.recv_blocking = blocking, a.pipe = true, a.heap_write = true;  // pieces no CMA rule refuses
+    a.hist_self = a.hist_peer = 0, a.load_self = a.load_peer = 0;
+    a.n = std::max(shm::kCoopMinBytes, shm::kCoopMinPipeBytes - 64), a.avg_piece = 64;
+    expect(blocking ? "HYBRID send/recv by cells below kCoopMinPipeBytes" : "HYBRID isend/irecv by cells below kCoopMinPipeBytes",
+           shm::choose(a), DDT_PROTO_RGET, a.n);
+    a.n = shm::kCoopMinPipeBytes;
+    expect(blocking ? "HYBRID send/recv by cells at kCoopMinPipeBytes" : "HYBRID isend/irecv by cells at kCoopMinPipeBytes",
+           shm::choose(a), DDT_PROTO_COOP, (a.n / 2) & ~int64_t{63});
+    a.pipe = false, a.n = shm::kCoopMinBytes, a.avg_piece = a.n;
+    if (!blocking)
+      expect("HYBRID isend/irecv at kCoopMinBytes, idle sides", shm::choose(a), DDT_PROTO_COOP, (a.n / 2) & ~int64_t{63});
+  }
   // The decay: none at dt <= 0, e^-1 at one time constant, monotone, never negative.
   check(shm::decayed(n, 0) == n && shm::decayed(n, -5) == n && shm::decayed(-n, 10) == 0 && shm::decayed(0, 10) == 0,
         "decayed at dt <= 0, or of bytes <= 0");
