@@ -3,6 +3,7 @@
 // call is checked, and a failure ends the process with a message (the launcher then marks the
 // rank dead and the other ranks' operations fail with DDT_ERR_PEER).
 #pragma once
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,15 @@ struct Rt {
   using Req = ddt_request;
   int me = 0, np = 1;
   const char* program = "ddtkit benchmark";  // names the failing program in its message
+  // Where another communication library shares these processes (runtime_mpi: the MPI), the
+  // harness's own waits (barrier, bcast0) test their requests and call idle() between tests, so
+  // that a process waiting there keeps the other library progressing (nullptr: the runtime's own
+  // blocking calls). Why (runtime_mpi.cpp says more): a process whose MPI requests are complete
+  // may still owe the MPI an internal message that only its next MPI call sends; waiting in
+  // ddtkit's runtime instead, it left a peer in MPI_Waitall for ever. The timed operations' waits
+  // stay ddtkit's own: every series of them starts after a barrier, when no MPI request is open
+  // anywhere and nothing is owed.
+  void (*idle)() = nullptr;
 
   [[noreturn]] void fail(const char* what) {
     std::fprintf(stderr, "%s: rank %d: %s\n", program, me, what);
@@ -45,7 +55,40 @@ struct Rt {
     ck(st.error, "ddt_comm_wait (status)");
   }
   void waitall(int n, Req* r) { ck(ddt_comm_waitall(n, r, nullptr), "ddt_comm_waitall"); }
-  void barrier() { ck(ddt_comm_barrier(), "ddt_comm_barrier"); }
+  void barrier() {
+    if (!idle) return ck(ddt_comm_barrier(), "ddt_comm_barrier");
+    char x = 0;  // every rank tells rank 0 it is here, then rank 0 lets them all go
+    if (me != 0) {
+      sync_send(&x, 1, DDT_BYTE, 0, kTagBarrier);
+      return sync_recv(&x, 1, DDT_BYTE, 0, kTagBarrier);
+    }
+    for (int p = 1; p < np; ++p) sync_recv(&x, 1, DDT_BYTE, p, kTagBarrier);
+    for (int p = 1; p < np; ++p) sync_send(&x, 1, DDT_BYTE, p, kTagBarrier);
+  }
+  // The harness's messages: as send and recv, or, with idle set, waited for by testing.
+  void sync_wait(Req* r) {
+    ddt_status st{};
+    for (int round = 1;; ++round) {
+      int done = 0;
+      ck(ddt_comm_test(r, &done, &st), "ddt_comm_test");
+      if (done) break;
+      idle();
+      if (round % 16 == 0) sched_yield();  // more processes than cores: let the peer run
+    }
+    ck(st.error, "ddt_comm_test (status)");
+  }
+  void sync_send(const void* b, int64_t c, Type t, int p, int tag) {
+    if (!idle) return send(b, c, t, p, tag);
+    Req r;
+    isend(b, c, t, p, tag, &r);
+    sync_wait(&r);
+  }
+  void sync_recv(void* b, int64_t c, Type t, int p, int tag) {
+    if (!idle) return recv(b, c, t, p, tag);
+    Req r;
+    irecv(b, c, t, p, tag, &r);
+    sync_wait(&r);
+  }
   // Before a protocol that balances by recent copy work (COOP-load, HYBRID): every rank idles
   // five of the runtime's decay constants (20 ms, protocol.cpp's kLoadDecayNs), so that what the
   // protocol timed before copied (all of it by the receivers, after static RGET or COOP-hca) no
@@ -60,9 +103,9 @@ struct Rt {
   Type bytes() { return DDT_BYTE; }
   int64_t bcast0(int64_t v) {
     if (me == 0)
-      for (int p = 1; p < np; ++p) send(&v, 1, DDT_INT64_T, p, kTagBcast);
+      for (int p = 1; p < np; ++p) sync_send(&v, 1, DDT_INT64_T, p, kTagBcast);
     else
-      recv(&v, 1, DDT_INT64_T, 0, kTagBcast);
+      sync_recv(&v, 1, DDT_INT64_T, 0, kTagBcast);
     return v;
   }
   void* alloc(int64_t n) {
@@ -94,6 +137,7 @@ struct Rt {
     return x;
   }
   static constexpr int kTagBcast = 30000;
+  static constexpr int kTagBarrier = 30004;
 };
 
 }  // namespace rtbench

@@ -83,6 +83,11 @@ std::vector<double> interleaved(T& t, const std::vector<Method>& ms, const Budge
     const double t0 = rtbench::now_ns();
     ms[m].run();
     iters[m] = t.bcast0(std::max<int64_t>(1, static_cast<int64_t>(b.min_sample_ns / std::max(1.0, rtbench::now_ns() - t0))));
+    // Every rank done with method m before any starts the next: with methods of two libraries in
+    // turn (runtime_mpi: the MPI's and ddtkit's), rank 0, free after its bcast, went on into
+    // ddtkit's method while a peer was still in the MPI's, waiting for something only rank 0's
+    // next MPI call would send (runtime_mpi.cpp, Rt::idle).
+    t.barrier();
   }
   const int reps = std::max(5, b.reps);
   std::vector<std::vector<double>> samples(ms.size());
@@ -95,6 +100,7 @@ std::vector<double> interleaved(T& t, const std::vector<Method>& ms, const Budge
       for (int64_t i = 0; i < iters[m]; ++i) ms[m].run();
       samples[m].push_back((rtbench::now_ns() - t0) / static_cast<double>(iters[m]));
     }
+  t.barrier();  // the same after the last sample (the caller's next step may be either library's)
   std::vector<double> med;
   for (auto& s : samples) med.push_back(median(s));
   return med;
