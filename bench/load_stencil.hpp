@@ -235,18 +235,11 @@ inline void load_stencil(Rt& t, Jsonl* out, const Options& o) {
       // from the start, a run of few iterations measured that transient: on the 16-core machine
       // (0.4-0.8 ms per iteration at P = 16, 7 iterations counted) COOP-load came out 11-42% from
       // the ideal balance at P = 4-16 in whole copies and 1-10% in bytes. So: untimed iterations
-      // for kSettleNs (five time constants) first, then the counted ones for at least 5 samples of
-      // kCountSampleNs each (some time constants: every rank's figures average over many
-      // decisions), every protocol alike.
+      // for kSettleNs (five time constants: one sample of time_op, its time unused) first, then
+      // the counted ones for at least 5 samples of kCountSampleNs each (some time constants: every
+      // rank's figures average over many decisions), every protocol alike.
       constexpr double kSettleNs = 100e6, kCountSampleNs = 10e6;
-      {
-        t.barrier();
-        const double t0 = now_ns();
-        iteration();
-        const double one = std::max(1.0, now_ns() - t0);
-        const int64_t settle = t.bcast0(std::max<int64_t>(1, static_cast<int64_t>(kSettleNs / one)));
-        for (int64_t i = 0; i < settle; ++i) iteration();
-      }
+      time_op(t, iteration, Budget{1, kSettleNs});
       Budget counted = b;
       counted.min_sample_ns = std::max(b.min_sample_ns, kCountSampleNs);
       t.barrier();

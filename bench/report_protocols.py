@@ -177,7 +177,7 @@ def load_stencil(md, targets, cells):
            "| P | grid | message | protocol | copies | copy shares | MiB copied | copy time (us) | iteration (us) "
            "| imbalance shares | imbalance copy time | from ideal: shares (copies) | received as rget / rput / coop |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    per_np = {}  # np -> COOP-load's worst (deviation in copies, in bytes, key, RPUT's and RGET's imbalance)
+    per_np = {}  # np -> COOP-load's worst (deviation in shares, in whole copies, key, RPUT's and RGET's imbalance, oversubscribed)
     for key in sorted(cells):
         np_, nbytes, grid = key
         for proto in LOAD_PROTOCOLS:

@@ -40,22 +40,28 @@ def parse(path):
     return coll, p2p
 
 
+def coll_ratio(times):
+    """COOP-coll's time over the better static protocol's, in one run's cell; None where one is missing."""
+    if not {"rput", "rget", "coop-coll"} <= set(times):
+        return None
+    return times["coop-coll"] / min(times["rput"], times["rget"])
+
+
 def main(paths):
     runs = [parse(p) for p in paths]
     print(f"{len(runs)} runs: " + ", ".join(paths))
     print("\nCOOP-coll / the better static protocol (time), per run, and the median (target <= 1.10):")
     rows = []
     for key in sorted(set().union(*(r[0] for r in runs))):
-        rs = [c[key]["coop-coll"] / min(c[key]["rput"], c[key]["rget"])
-              for c, _ in runs if key in c and {"rput", "rget", "coop-coll"} <= set(c[key])]
+        rs = [x for x in (coll_ratio(c[key]) for c, _ in runs if key in c) if x is not None]
         if rs:
             rows.append((statistics.median(rs), key, rs))
     for med, (np_, op, case, size), rs in sorted(rows, reverse=True)[:12]:
         print(f"  P={np_:<2} {op:7} {case:17} {size:>6}: " + " ".join(f"{x:.2f}" for x in rs) + f"  median {med:.2f}")
     if rows:
-        print(f"  worst median {max(rows)[0]:.2f}; worst single-run cell " + ", ".join(
-            f"{max(c[k]['coop-coll'] / min(c[k]['rput'], c[k]['rget']) for k in c if 'coop-coll' in c[k]):.2f}"
-            for c, _ in runs if c))
+        singles = [max((x for x in map(coll_ratio, c.values()) if x is not None), default=None) for c, _ in runs]
+        print(f"  worst median {max(rows)[0]:.2f}; worst single-run cell " +
+              ", ".join(f"{x:.2f}" for x in singles if x is not None))
     print("\nCOOP-p2p bandwidth, messages >= 1 MiB: / RGET (target >= 1.6) and / the faster MPI (>= 1.5):")
     cells = sorted({(s, b) for _, p in runs for (k, s, b) in p if k == "coop" and b >= 1 << 20})
     worst = [9.0, 9.0]
