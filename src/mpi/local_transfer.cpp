@@ -14,10 +14,6 @@ namespace ddtmpi {
 
 namespace {
 
-// The shortest average piece for which a CMA read (one iovec per piece) pays: the runtime's own
-// threshold for choosing CMA over the pipelined cells (src/shm/rendezvous.cpp, kCmaMinPiece).
-constexpr int64_t kCmaMinPiece = 4096;
-
 // Whether count elements of t at buf lie in one segment of the mapped heap.
 bool in_heap(ddt_type t, const void* buf, int64_t count, int peer) {
   int64_t lb = 0, ext = 0, tlb = 0, text = 0;
@@ -83,7 +79,7 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
   auto lock = runtime_lock();
   if (!persistent && !ddt::shm::can_post(peer, 2)) return -1;
   // A contiguous message is one piece.
-  if ((contig ? bytes : info.mean_block) >= kCmaMinPiece || in_heap(info.t, buf, count, peer)) return peer;
+  if ((contig ? bytes : info.mean_block) >= ddt::shm::kCmaMinPiece || in_heap(info.t, buf, count, peer)) return peer;
   return -1;
 }
 

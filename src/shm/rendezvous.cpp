@@ -63,7 +63,9 @@ thread_local bool t_vanished = false;
 //   CMA pays when pieces are long enough that 0.35 us per piece costs less than the second pass:
 //   pieces of some KiB. The pieces of a transfer are the finer of the two sides' layouts
 //   (ddt_type_blocks, from the plans).
-constexpr int64_t kCmaMinPiece = 4096;
+}  // namespace
+const int64_t kCmaMinPiece = 4096;  // declared in runtime.hpp, for the interposer too
+namespace {
 // And for messages of kCmaMinBytes and more: below, the pipelined cells win even for one piece
 // (round trips of n bytes of DDT_BYTE from malloc'd buffers, pipe / CMA, at 502677a: 16,320 B
 // 8.06 / 9.91 us, 24,576 B 9.70 / 9.87; 40,800 B 12.75 / 11.84, 65,536 B 15.95 / 15.69,

@@ -209,6 +209,11 @@ struct Runtime {
 };
 extern Runtime rt;
 
+// The shortest average piece for which the receiver's one copy by CMA beats the pipelined cells
+// (its cost model and measurement: rendezvous.cpp). The interposer applies the same bound when
+// it decides which sends the runtime takes (src/mpi/local_transfer.cpp).
+extern const int64_t kCmaMinPiece;
+
 // The live table (Runtime::waiting) holds the requests a peer's cell may name by id: sends and
 // receives in a rendezvous, synchronous eager sends. Other eager requests never enter it, and a
 // request that never entered it leaves it without a lookup (an unordered_map erase is a hash and
