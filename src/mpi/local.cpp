@@ -164,6 +164,40 @@ bool runtime_contig_gap(int64_t bytes) {
 #endif
 }
 
+bool native_pipeline(const TypeInfo& info, int64_t count) {
+#ifdef OMPI_MAJOR_VERSION
+  // Open MPI packs the layouts its pass rule is given (monotone, naturally aligned) straight into
+  // its shared-memory fragments and unpacks them on the other side, pipelined: two copies. The
+  // runtime's eager cells and pipelined cells are two copies as well, plus the ticket's MPI
+  // message and the runtime's own, so they win only where ddtkit's engine beats Open MPI's on
+  // the layout by more than that; its one-copy mechanisms (CMA of large pieces, the mapped heap)
+  // are another matter and keep the runtime. make bench's ddtbench_mpi under Open MPI 5.0.11, 2
+  // ranks, native / interposed, at 7137ce5, on a machine where Open MPI's own shared-memory path
+  // ran 1.6-2 times as fast as where runtime_min_bytes was measured (vect:8:4 of 8 KiB: 1.20-1.58
+  // us native, against 2.48 there), through the runtime / as it is (DDTKIT_RUNTIME_MIN=1 TiB),
+  // one run after the other:
+  //   MILC_su3_zd (3 KiB blocks, 12-98 KB) 0.75 / 0.99, 0.71 / 0.98, 0.90 / 0.94, 0.97 / 1.00;
+  //   NAS_MG_y / NAS_MG_z S (256 B blocks, 4 KiB) 0.75 / 0.98, 0.74 / 0.90; their W and A classes
+  //   and NAS_MG_x 0.91-1.08 / 0.91-1.02; NAS_LU_y 16-40 KB 0.85-0.93 / 0.94-0.97;
+  //   osu_latency -D vect:8:4 (4 B blocks) from 8 KiB: 0.55-0.93 / 0.93-1.06;
+  //   but SPECFEM3D_mt (12 B blocks, 67-91 KB) 1.44-1.53 / 0.99-1.00, where Open MPI's own
+  //   unpack of its 12-byte blocks is slow (12.0 us against ddtkit's 7.2 for 91 KB).
+  // No property of the type told SPECFEM3D_mt's layout from vect:8:4's (Open MPI packs 4-byte
+  // blocks of a vector of char at 0.63-0.78 of memcpy, ddtkit at 0.58-0.59), and a slower
+  // program is what the interposer promises never to make: such messages go to Open MPI, and
+  // SPECFEM3D_mt's gain is given up. Types Open MPI would get wrong keep the runtime, whose
+  // alternative is staging (a pack, Open MPI's two copies and an unpack). With this rule / without
+  // it (DDTKIT_RUNTIME_MIN=4096, the default, set), two runs each, alternated: vect:8:4 from 8 KiB
+  // 0.80-1.08 / 0.58-0.87; MILC 0.87-1.06 / 0.72-1.28; NAS_MG_y,z S 0.84-0.93 / 0.68-0.91;
+  // SPECFEM3D_mt 0.94-1.02 / 1.06-1.34; geometric mean over the 66 kernels 1.43 / 1.44-1.45.
+  static const bool asked = std::getenv("DDTKIT_RUNTIME_MIN") != nullptr;
+  return !asked && pass_as_is(info, count);
+#else
+  (void)info, (void)count;
+  return false;  // MPICH's own engine is the slow part (pass.cpp keeps small pieces from it)
+#endif
+}
+
 int64_t runtime_coll_min_bytes() {
   // A collective takes the runtime for every type alike (local_coll.cpp), so contiguous data too,
   // where the MPI's own collectives are fast: MPI_DOUBLE chunks, 2 ranks, native / interposed

@@ -91,6 +91,11 @@ int64_t runtime_min_bytes();
 // Open MPI, measured: see local.cpp), except for the sizes runtime_contig_gap names.
 int64_t runtime_contig_min_bytes();
 bool runtime_contig_gap(int64_t bytes);
+// Whether a message of count elements of a Pack type that the runtime could only move with two
+// copies (its eager cells or its pipelined ones) goes to the MPI as it is instead: under Open MPI,
+// for the messages the pass rule hands it (pass.cpp), unless DDTKIT_RUNTIME_MIN was set (tests
+// that route every message through the runtime); never under MPICH. See local.cpp.
+bool native_pipeline(const TypeInfo& info, int64_t count);
 // Collectives whose chunks have fewer packed bytes stay with the MPI (DDTKIT_RUNTIME_COLL_MIN, at
 // least 64; by default 1 MiB, measured: see local.cpp).
 int64_t runtime_coll_min_bytes();
@@ -130,7 +135,8 @@ struct LocalSend {
 };
 
 // The runtime rank a send of count elements of info at buf to dest on comm goes to, or -1 for
-// the staged way: a Pack type, at least runtime_min_bytes(), a same-node peer; and for a
+// the staged way: a Pack type, at least runtime_min_bytes(), a same-node peer, not a message
+// native_pipeline hands to the MPI unless the runtime moves it with one copy; and for a
 // non-blocking send also its RTS written at once and a copy that needs nothing more of this
 // process (pieces long enough for CMA, or the buffer in the mapped heap). Persistent sends skip
 // the check of the moment (a start cannot fall back to the staged way).

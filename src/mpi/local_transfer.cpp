@@ -75,11 +75,19 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
   const int64_t bytes = count * info.size;
   if (contig ? bytes < runtime_contig_min_bytes() || runtime_contig_gap(bytes) : bytes < runtime_min_bytes()) return -1;
   const int peer = local_peer(comm, dest);
-  if (peer < 0 || blocking) return peer;
+  if (peer < 0) return -1;
+  // A contiguous message is one piece. The heap's lookup is made once, and only where asked.
+  const bool big_pieces = (contig ? bytes : info.mean_block) >= ddt::shm::kCmaMinPiece;
+  int heap = -1;  // unknown
+  const auto one_copy = [&] {
+    if (heap < 0) heap = in_heap(info.t, buf, count, peer) ? 1 : 0;
+    return bytes > ddt::shm::rt.eager_max && (big_pieces || heap == 1);
+  };
+  if (!contig && native_pipeline(info, count) && !one_copy()) return -1;
+  if (blocking) return peer;
   auto lock = runtime_lock();
   if (!persistent && !ddt::shm::can_post(peer, 2)) return -1;
-  // A contiguous message is one piece.
-  if ((contig ? bytes : info.mean_block) >= ddt::shm::kCmaMinPiece || in_heap(info.t, buf, count, peer)) return peer;
+  if (big_pieces || (heap < 0 ? in_heap(info.t, buf, count, peer) : heap == 1)) return peer;
   return -1;
 }
 
