@@ -363,6 +363,13 @@ bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t,
   return *peer >= 0;
 }
 
+bool ticket_magic(const void* p16) {
+  const State& s = st();
+  uint64_t m[2];
+  std::memcpy(m, p16, sizeof m);
+  return s.on && m[0] == s.magic[0] && m[1] == s.magic[1];
+}
+
 void poke_mpi() {
   int flag = 0;
   if (st().poke != MPI_COMM_NULL) PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, st().poke, &flag, MPI_STATUS_IGNORE);

@@ -111,6 +111,11 @@ Ticket make_ticket(int peer, int64_t bytes);
 // Whether the n bytes at p that a receive on comm got from comm rank `source` are a ticket; if
 // so *t is it and *peer its sender's runtime rank.
 bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t, int* peer);
+// Whether 16 bytes are this job's ticket magic (false while the runtime is off).
+bool ticket_magic(const void* p16);
+// False where the 64 bytes a receive of type ti (not staged) got into buf cannot be a ticket,
+// told from their first 16 bytes; true where they may be (take_ticket then reads the whole).
+bool maybe_ticket(const TypeInfo& ti, const void* buf);
 
 // Drives the MPI's progress engine once, without completing anything of the user's.
 void poke_mpi();

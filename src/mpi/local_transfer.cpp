@@ -102,9 +102,27 @@ bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source) {
   return may_be_local(comm, source);
 }
 
+// Told from the first 16 bytes, without packing the message or taking a reference to its type:
+// a 64-byte message of a derived type paid ~1,000 instructions for the general way's pack
+// (callgrind, vector(16, 4, 8, MPI_CHAR) under Open MPI, where osu_latency -D vect:8:4 of size
+// 128 ran 0.54-0.68x native), 463 now, the receive's own path included.
+bool maybe_ticket(const TypeInfo& ti, const void* buf) {
+  const char* user = static_cast<const char*>(buf);
+  if (ti.mode == TypeInfo::Contig || (ti.mode == TypeInfo::Pass && ti.named)) return ticket_magic(user + ti.offset);
+  if (ti.mode != TypeInfo::Pack || ti.head_n == 0) return true;  // the general way decides
+  char head[16];
+  for (int i = 0, at = 0; i < ti.head_n; at += ti.head_len[i], ++i) std::memcpy(head + at, user + ti.head_off[i], ti.head_len[i]);
+  return ticket_magic(head);
+}
+
+namespace {
+bool maybe_ticket(const Side& s) { return s.converted() ? ticket_magic(s.data) : maybe_ticket(peek(s.dt), s.user); }
+}  // namespace
+
 int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& status, bool* taken) {
   *taken = false;
   if (!local_on() || received_bytes(status) != static_cast<int64_t>(sizeof(Ticket))) return MPI_SUCCESS;
+  if (!maybe_ticket(s)) return MPI_SUCCESS;
   // The 64 bytes that arrived, wherever the receive put them.
   const TypeRef info = s.converted() ? s.info : lookup(s.dt);
   const bool predefined = !s.converted() && !info->t && named(s.dt);

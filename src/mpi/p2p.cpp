@@ -245,7 +245,8 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
     MPI_Status local;
     MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
     const int rc = recv_delivering(d.buf, d.count, d.type, src, tag, comm, st);
-    if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket))) return rc;
+    if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket)) || !maybe_ticket(ti, buf))
+      return rc;
     Side s;
     if (int e = prepare_recv(s, buf, count, dt)) return raise(comm, e);
     return finish(s, comm, *st);

@@ -68,6 +68,13 @@ struct TypeInfo {
   mutable std::atomic<int64_t> disjoint_upto{0};
   bool x87 = false;            // holds an x87 long double (10 value bytes in a 16-byte slot)
   bool aligned = false;        // Pack: see naturally_aligned (pass.cpp)
+  bool named = false;          // a predefined type (Pass): its data is the buffer's bytes
+  // Pack: where the first 16 packed bytes of a message lie from its buffer, in head_n pieces
+  // (0: not known), so that a receive of 64 bytes can tell a ticket's magic from data without
+  // packing the message (local_transfer.cpp: maybe_ticket).
+  int head_n = 0;
+  int64_t head_off[16] = {};
+  uint8_t head_len[16] = {};
   ~TypeInfo() { if (t) ddt_type_free(&t); }
 };
 using TypeRef = std::shared_ptr<const TypeInfo>;

@@ -304,6 +304,7 @@ TypeRef make_info(MPI_Datatype dt) {
   if (PMPI_Type_size_x(dt, &size) == MPI_SUCCESS && size > 0) info->size = size;
   if (predefined(dt) || is_named(dt)) {
     info->t = DDT_TYPE_NULL;  // the MPI moves predefined types at memory speed itself
+    info->named = true;
     return info;
   }
   saw_x87 = false;
@@ -330,6 +331,17 @@ TypeRef make_info(MPI_Datatype dt) {
       info->mean_block = info->size / blocks;
       info->monotone = ascending && info->extent >= text;
       info->aligned = naturally_aligned(t);  // the Open MPI pass rule's (pass.cpp)
+      // The first 16 packed bytes of enough elements to hold them (at most 16 pieces of >= 1 B).
+      const int64_t elems = (16 + info->size - 1) / info->size;
+      int64_t at = 0;
+      each_piece(t, elems, 16, [&](uintptr_t base, size_t len) {
+        if (at >= 16 || info->head_n >= 16) return;
+        const int64_t take = std::min<int64_t>(static_cast<int64_t>(len), 16 - at);
+        info->head_off[info->head_n] = static_cast<int64_t>(base);
+        info->head_len[info->head_n++] = static_cast<uint8_t>(take);
+        at += take;
+      });
+      if (at < 16) info->head_n = 0;  // an element smaller than that: unknown, the slow way
     }
   }
   if (verbose()) {
