@@ -626,18 +626,36 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
 __attribute__((target("ssse3"))) inline void gather_shuffle(char* seq, uintptr_t p, int64_t s, int64_t w, int64_t count,
                                                            const uint8_t* mask, int m) {
   const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mask));
-  const int64_t last_end = (count - 1) * s + w;  // source bytes the run spans
+  // Block i's vector step is allowed while its loads end inside the run (i s + 16 <= a + 16, a
+  // the run's span less 16) and its store inside the output (i w + 16 <= b + 16): the last such
+  // i is counted once, and the loops step pointers with no test but their count. With the two
+  // conditions tested at every step instead (two multiplications and compares), ddt_pack of a
+  // vector of char, 2 MiB in cache, stride 2 x block, moved 1 / 2 / 4 B blocks at 0.28-0.55 /
+  // 0.29-0.48 / 0.28-0.46 of memcpy against 0.42-0.66 / 0.34-0.61 / 0.43-0.67 with this shape
+  // (the two builds run alternately, 7 times each, medians of 41 calls; a probe of the bare loops
+  // agreed: 0.31-0.49 against 0.48-0.69 at 4 B).
+  const int64_t a = (count - 1) * s + w - 16, b = count * w - 16;
+  const char* src = reinterpret_cast<const char*>(p);
+  char* dst = seq;
   int64_t i = 0;
-  if (m * w == 8)  // two loads fill one store: 2m blocks per step
-    for (; (i + m) * s + 16 <= last_end && i * w + 16 <= count * w; i += 2 * m) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>(i * s)));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>((i + m) * s)));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + i * w),
-                       _mm_unpacklo_epi64(_mm_shuffle_epi8(a, k), _mm_shuffle_epi8(b, k)));
+  if (m * w == 8 && a >= m * s && b >= 0) {  // two loads fill one store: 2m blocks per step
+    const int64_t steps = std::min(a / s - m, b / w) / (2 * m) + 1;
+    for (int64_t j = 0; j < steps; ++j, src += 2 * m * s, dst += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+      const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + m * s));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi64(_mm_shuffle_epi8(x, k), _mm_shuffle_epi8(y, k)));
     }
-  for (; i * s + 16 <= last_end && i * w + 16 <= count * w; i += m) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>(i * s)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(seq + i * w), _mm_shuffle_epi8(v, k));
+    i = steps * 2 * m;
+  }
+  if (a >= 0 && b >= 0) {  // one load, m blocks, per step
+    const int64_t last = std::min(a / s, b / w);
+    if (last >= i) {
+      const int64_t steps = (last - i) / m + 1;
+      for (int64_t j = 0; j < steps; ++j, src += m * s, dst += m * w)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                         _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), k));
+      i += steps * m;
+    }
   }
   for (; i < count; ++i) small_copy(seq + i * w, reinterpret_cast<const char*>(p + static_cast<uintptr_t>(i * s)), w);
 }

@@ -222,9 +222,12 @@ TEST(Executors, ShuffleGatherOfTinyBlocks) {
   ASSERT_NE(map, MAP_FAILED);
   ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
   for (int64_t i = 0; i < page; ++i) map[i] = static_cast<char>(i * 37 + 11);
-  for (int64_t w = 1; w <= 4; ++w)
+  std::vector<int64_t> counts;  // every count up to past the steps' boundaries, and longer runs
+  for (int64_t c = 1; c <= 40; ++c) counts.push_back(c);
+  counts.push_back(64), counts.push_back(333);
+  for (int64_t w = 1; w <= 7; ++w)
     for (int64_t s = w + 1; s <= 8; ++s)
-      for (int64_t count : {1, 2, 3, 5, 8, 17, 64, 333}) {
+      for (int64_t count : counts) {
         ddt_type v;
         ASSERT_EQ(ddt_type_vector(count, w, s, DDT_CHAR, &v), DDT_SUCCESS);
         ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
