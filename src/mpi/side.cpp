@@ -20,6 +20,14 @@ bool stays_as_is(const TypeInfo& ti, const void* buf, int64_t count) {
 }
 
 bool direct(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, Direct* out) {
+  // A Contig type's message is its bytes unless stays_as_is holds (a negative count, or more
+  // than an int of bytes: the pass rules take Pack types only): decided here without asking them.
+  if (ti.mode == TypeInfo::Contig && count >= 0 && !(ti.size > 0 && count > INT_MAX / ti.size)) {
+    if (count > 0 && device_buffer(buf, count, ti.t)) return false;
+    char* data = const_cast<char*>(static_cast<const char*>(buf)) + ti.offset;
+    *out = Direct{data, static_cast<int>(count * ti.size), MPI_BYTE};
+    return true;
+  }
   if (stays_as_is(ti, buf, count)) {
     *out = Direct{const_cast<void*>(buf), count, dt};
     return true;
