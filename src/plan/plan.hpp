@@ -183,9 +183,14 @@ constexpr int64_t kStreamBytes = int64_t{16} << 20;
 constexpr int64_t kStreamMinWidth = 64;
 constexpr int64_t kStreamGatherMinWidth = 1024;
 inline bool stream_line_width(int64_t w) { return w == 4 || w == 8 || w == 16; }
+// Gathers of blocks of whole lines below 1 KiB stream too into a line-aligned output
+// (copy_kernels.hpp's stream_gather_whole_lines, measurements there); into any other output
+// they take plain stores.
+inline bool stream_word_width(int64_t w) { return w >= kStreamMinWidth && w < kStreamGatherMinWidth && w % 64 == 0; }
 // Whether blocks of this width stream, once the output is past kStreamBytes (the walk asks per run).
 inline bool stream_width(int64_t width, bool gather) {
-  return width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth) || (gather && stream_line_width(width));
+  return width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth) ||
+         (gather && (stream_line_width(width) || stream_word_width(width)));
 }
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
   return output_bytes >= kStreamBytes && stream_width(width, gather);

@@ -134,14 +134,16 @@ std::vector<char> gather(const char* src, int64_t count, int64_t bl, int64_t st)
 // Outputs past kStreamBytes take the streaming kernels (non-temporal stores, prefetch of the
 // strided source): whole and partial, aligned and not, through the nest and through the walk.
 TEST(Executors, StreamingStoresMoveTheSameBytes) {
-  for (int64_t bl : {4, 8, 16, 64, 100, 512, 1024, 4099}) {  // 4-16: output lines assembled from blocks
+  // 4-16: output lines assembled from blocks; 64, 512: whole lines streamed into a line-aligned
+  // output (shift 0), plain stores into any other (16 and 48 as malloc's large blocks are).
+  for (int64_t bl : {4, 8, 16, 64, 100, 512, 1024, 4099}) {
     const int64_t count = (ddt::kStreamBytes + (1 << 20)) / bl + 3, st = 2 * bl + 8;
     std::vector<char> src(count * st + 64);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 131 + (i >> 9));
     ddt_type v;
     ASSERT_EQ(ddt_type_vector(count, bl, st, DDT_CHAR, &v), DDT_SUCCESS);
     ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
-    for (int64_t shift : {0, 1, 7, 8}) {  // 8: the output reaches a line boundary after some blocks
+    for (int64_t shift : {0, 1, 7, 8, 16, 48}) {  // 8: the output reaches a line boundary after some blocks
       const char* in = src.data() + shift;
       const std::vector<char> want = gather(in, count, bl, st);
       std::vector<char> out(want.size() + 128, 0);
