@@ -602,8 +602,8 @@ inline void stream_gather_lines(char* seq, uintptr_t p, int64_t stride, int64_t 
 // stores, and, in one loop with no call per block (stream_gather_loop's per-block work made
 // streaming lose below 1 KiB), the source is prefetched kWordsAhead bytes ahead, whole lines of
 // the block that far on (the hardware prefetcher restarts at every block of a few lines).
-// Measured in a probe (64 MiB payload, stride 2 x block, fraction of memcpy, two runs): 64 B
-// blocks 0.83-0.90 through ddt_pack, against 0.65-0.74 with plain stores; 512 B 0.97-1.27 against
+// Measured in a probe (64 MiB payload, stride 2 x block, fraction of memcpy, three runs): 64 B
+// blocks 0.78-0.90 through ddt_pack, against 0.53-0.74 with plain stores; 512 B 0.97-1.27 against
 // 0.52-0.77. Into an output 16 bytes past a line (malloc's large blocks) the same streaming, line
 // by line across two blocks, ran 64 B at 0.47-0.54 against 0.67-0.92 plain (four runs of each
 // build alternated), so other outputs keep plain stores.
