@@ -597,19 +597,19 @@ inline void stream_gather_lines(char* seq, uintptr_t p, int64_t stride, int64_t 
 
 #if defined(__SSE2__)
 // Gather of blocks of whole lines (a multiple of 64 bytes below kStreamGatherMinWidth: plan.hpp's
-// stream_word_width) into a line-aligned output (a staging buffer of the runtime's pool is one),
+// stream_whole_line_width) into a line-aligned output (a staging buffer of the runtime's pool is one),
 // streaming: every block is whole lines of the output, so no line mixes streamed and ordinary
 // stores, and, in one loop with no call per block (stream_gather_loop's per-block work made
-// streaming lose below 1 KiB), the source is prefetched kWordsAhead bytes ahead, whole lines of
+// streaming lose below 1 KiB), the source is prefetched kWholeLinesAhead bytes ahead, whole lines of
 // the block that far on (the hardware prefetcher restarts at every block of a few lines).
 // Measured in a probe (64 MiB payload, stride 2 x block, fraction of memcpy, three runs): 64 B
 // blocks 0.78-0.90 through ddt_pack, against 0.53-0.74 with plain stores; 512 B 0.97-1.27 against
 // 0.52-0.77. Into an output 16 bytes past a line (malloc's large blocks) the same streaming, line
 // by line across two blocks, ran 64 B at 0.47-0.54 against 0.67-0.92 plain (four runs of each
 // build alternated), so other outputs keep plain stores.
-constexpr int64_t kWordsAhead = 2048;
+constexpr int64_t kWholeLinesAhead = 2048;
 inline void stream_gather_whole_lines(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-  const int64_t ahead = std::max<int64_t>(1, kWordsAhead / std::max<int64_t>(1, stride < 0 ? -stride : stride));
+  const int64_t ahead = std::max<int64_t>(1, kWholeLinesAhead / std::max<int64_t>(1, stride < 0 ? -stride : stride));
   for (int64_t i = 0; i < count; ++i) {
     char* d = seq + i * w;
     const char* s = reinterpret_cast<const char*>(p + static_cast<uintptr_t>(i * stride));
@@ -629,7 +629,7 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
       case 8: return stream_gather_lines<8>(seq, p, stride, count);
       case 16: return stream_gather_lines<16>(seq, p, stride, count);
     }
-  if (Gather && stream_word_width(w)) {  // an output that is not line-aligned: plain stores
+  if (Gather && stream_whole_line_width(w)) {  // an output that is not line-aligned: plain stores
     if ((reinterpret_cast<uintptr_t>(seq) & 63) == 0) return stream_gather_whole_lines(seq, p, stride, w, count);
     return run_blocks<true>(seq, p, stride, w, count);  // the plain kernels' width dispatch
   }

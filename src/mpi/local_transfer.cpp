@@ -79,16 +79,16 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
   // A contiguous message is one piece. The heap's lookup is made once, and only where asked.
   const bool big_pieces = (contig ? bytes : info.mean_block) >= ddt::shm::kCmaMinPiece;
   int heap = -1;  // unknown
-  const auto one_copy = [&] {
+  const auto in_segment = [&] {
     if (heap < 0) heap = in_heap(info.t, buf, count, peer) ? 1 : 0;
-    return bytes > ddt::shm::rt.eager_max && (big_pieces || heap == 1);
+    return heap == 1;
   };
-  if (!contig && native_pipeline(info, count) && !one_copy()) return -1;
+  if (!contig && native_pipeline(info, count) && !(bytes > ddt::shm::rt.eager_max && (big_pieces || in_segment())))
+    return -1;
   if (blocking) return peer;
   auto lock = runtime_lock();
   if (!persistent && !ddt::shm::can_post(peer, 2)) return -1;
-  if (big_pieces || (heap < 0 ? in_heap(info.t, buf, count, peer) : heap == 1)) return peer;
-  return -1;
+  return big_pieces || in_segment() ? peer : -1;
 }
 
 bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source) {

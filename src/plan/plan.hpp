@@ -186,11 +186,11 @@ inline bool stream_line_width(int64_t w) { return w == 4 || w == 8 || w == 16; }
 // Gathers of blocks of whole lines below 1 KiB stream too into a line-aligned output
 // (copy_kernels.hpp's stream_gather_whole_lines, measurements there); into any other output
 // they take plain stores.
-inline bool stream_word_width(int64_t w) { return w >= kStreamMinWidth && w < kStreamGatherMinWidth && w % 64 == 0; }
+inline bool stream_whole_line_width(int64_t w) { return w >= kStreamMinWidth && w < kStreamGatherMinWidth && w % 64 == 0; }
 // Whether blocks of this width stream, once the output is past kStreamBytes (the walk asks per run).
 inline bool stream_width(int64_t width, bool gather) {
   return width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth) ||
-         (gather && (stream_line_width(width) || stream_word_width(width)));
+         (gather && (stream_line_width(width) || stream_whole_line_width(width)));
 }
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
   return output_bytes >= kStreamBytes && stream_width(width, gather);
