@@ -581,6 +581,25 @@ void progress() {
   }
 }
 
+// Whether the job's ranks share cores, judged on the union of every rank's affinity mask (each
+// wrote its own into the job before `listening`): oversubscribed where the job has fewer cores
+// than ranks. Each rank's own mask alone misjudged bound ranks: Open MPI binds each of 2 ranks to
+// a core by default (measured on the 16-core machine: Cpus_allowed_list 0 and 1), and a one-core
+// mask read as "2 ranks on 1 core", so every wait yielded from its 65th turn and the protocols
+// balanced as on shared cores. COOP_HCA's engine spins between tasks only where every process can
+// have a second core of its own (engine.cpp): this process's mask holds two and the job has two
+// per rank. DDTKIT_ENGINE_SPIN=0|1 decides instead (benchmarks).
+void judge_cores(const JobHeader& job, int rank, int size) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int p = 0; p < size; ++p) CPU_OR(&all, &all, &job.cpus[p]);
+  const int cores = std::max(1, CPU_COUNT(&all)), own = CPU_COUNT(&job.cpus[rank]);
+  rt.oversubscribed = cores < size;
+  bool spare = own >= 2 && cores >= 2 * size;
+  if (const char* c = std::getenv("DDTKIT_ENGINE_SPIN")) spare = std::atoi(c) != 0;
+  engine_set_spinning(spare);
+}
+
 // Waits, progressing, until done() holds; DDT_ERR_PEER when failed() says the peer it needs
 // has died. Spins first, then yields the core. The clock is read every 64th turn only (64 turns
 // last far less than the 20 ms between two questions about the peer): read at every turn it
@@ -759,16 +778,12 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.eager_max = kCellPayload;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);
     rt.chunk_min = kChunkMinBytes, rt.chunk_bytes = kChunkBytes, rt.engine_ratio = 1.0;
-    // COOP_HCA's engine spins between tasks only where every process of the job can have a
-    // second core (engine.cpp); DDTKIT_ENGINE_SPIN=0|1 decides instead (benchmarks).
-    bool spare = false;
-    cpu_set_t mask;
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
-      spare = CPU_COUNT(&mask) >= 2 * size;
-      rt.oversubscribed = CPU_COUNT(&mask) < size;
+    // This rank's cores, for judge_cores below once every rank has written its own.
+    cpu_set_t& mine = job->cpus[rank];
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+      CPU_ZERO(&mine);
+      for (long c = 0, n = sysconf(_SC_NPROCESSORS_ONLN); c < n && c < CPU_SETSIZE; ++c) CPU_SET(c, &mine);
     }
-    if (const char* c = std::getenv("DDTKIT_ENGINE_SPIN")) spare = std::atoi(c) != 0;
-    engine_set_spinning(spare);
     if (const char* c = std::getenv("DDTKIT_CHUNK_MIN")) rt.chunk_min = std::atoll(c);
     if (const char* c = std::getenv("DDTKIT_CHUNK_BYTES"))
       if (std::atoll(c) > 0) rt.chunk_bytes = std::atoll(c);
@@ -791,6 +806,7 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
       rt.attacher.close();
       return e;
     }
+    judge_cores(*job, rank, size);
     return static_cast<int>(DDT_SUCCESS);
   });
 }

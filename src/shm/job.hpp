@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <sched.h>
 #include <sys/types.h>
 
 namespace ddt::shm {
@@ -162,6 +163,12 @@ struct alignas(64) JobHeader {
     std::atomic<int64_t> stamp;
   };
   Load load[kMaxRanks];
+  // The cores each rank may run on (its affinity mask at init), so that every rank judges the
+  // whole job's cores, not its own mask alone: a launcher that binds each rank to one core (Open
+  // MPI's default for 2 ranks) gives every rank a one-core mask, which is no oversubscription
+  // when the masks differ. Read only for rt.oversubscribed and the engine's spinning (comm.cpp):
+  // a forged mask can only make this job wait or balance less well, never read or write memory.
+  cpu_set_t cpus[kMaxRanks];
 };
 
 int64_t job_bytes(int size);

@@ -18,7 +18,7 @@ struct Ask {
   int64_t load_self, load_peer;  // the two processes' load counters (COOP-load): pending bytes
   int64_t chunk_min;    // ddt_comm_set_chunking's threshold (< 0: never)
   int64_t hist_self, hist_peer;  // the bytes each copied lately, decayed (decayed() below)
-  bool shared_cores;    // the job has more processes than this machine has cores
+  bool shared_cores;    // the job has more processes than its ranks' cores (rt.oversubscribed)
   bool heap_write;      // the receive lies in this process's heap: the sender's share goes through
                         // its mapping (plain stores), not by CMA
   bool pipe;            // RGET would move it in data cells (rendezvous.cpp's select): the sender

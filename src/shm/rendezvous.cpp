@@ -883,12 +883,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   const int64_t now = now_ns();
   a.hist_self = recent_copied(rt.rank, now);
   a.hist_peer = recent_copied(source, now);
-  static const int cores = [] {  // the cores this process may run on
-    cpu_set_t set;
-    const int c = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-    return std::max(1, c);
-  }();
-  a.shared_cores = rt.size > cores;
+  a.shared_cores = rt.oversubscribed;  // the job's cores, all ranks' masks (comm.cpp's judge_cores)
   a.chunk_min = rt.chunk_min;
   a.pipe = select(seg, &pieces, n) == Mech::kPipe;
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};

@@ -149,8 +149,9 @@ struct CopyJob {
 struct Runtime {
   JobHeader* job = nullptr;
   int rank = -1, size = 0;
-  // More processes in the job than cores this process may run on: a wait yields the core early
-  // (comm.cpp's spin), since the peer it waits for may need it.
+  // More processes in the job than cores its ranks may run on, all masks together (comm.cpp's
+  // judge_cores): a wait yields the core early (comm.cpp's spin), since the peer it waits for may
+  // need it, and the protocols balance as on shared cores (protocol.hpp's shared_cores).
   bool oversubscribed = false;
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
   int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
