@@ -88,8 +88,6 @@ int world_of(MPI_Comm comm, int rank) {
 
 }  // namespace
 
-bool local_on() { return st().on; }
-
 std::unique_lock<std::mutex> runtime_lock() { return std::unique_lock<std::mutex>(rt_mutex()); }
 
 namespace {
@@ -280,6 +278,7 @@ void local_init() {
   s.next_seq.assign(nsize, 0);
   ddt::shm::set_passive_isends(true);
   s.on = true;
+  hot.local_on.store(true, std::memory_order_relaxed);
 }
 
 void local_finalize() {
@@ -289,6 +288,7 @@ void local_finalize() {
   {
     auto lock = runtime_lock();
     ddt_comm_get_times(&t);
+    hot.local_on.store(false, std::memory_order_relaxed);
     ddt_comm_finalize();
     s.on = false;
   }

@@ -58,7 +58,7 @@ static_assert(sizeof(Ticket) == 64, "a ticket is 64 bytes on every ABI");
 void local_init();
 // Finishes what is in flight and leaves the runtime (MPI_Finalize, before the MPI's).
 void local_finalize();
-bool local_on();
+inline bool local_on() { return hot.local_on.load(std::memory_order_relaxed); }  // State::on's mirror
 
 // The runtime rank of rank `rank` of comm (of its remote group for an intercommunicator), or -1
 // where it is not a process of this node, is this process, or the runtime is off.

@@ -30,7 +30,9 @@ constexpr int kNone = -1;
 // contiguous threshold (the same bytes as a contiguous derived type's: local.cpp's measurement).
 // The test that every other predefined message pays: one multiplication and a comparison.
 bool large_pass(const TypeInfo& ti, int count) {
-  return ti.mode == TypeInfo::Pass && static_cast<int64_t>(count) * ti.size >= runtime_contig_min_bytes() && local_on();
+  const int64_t bytes = static_cast<int64_t>(count) * ti.size;  // the threshold is at least a ticket's 64 bytes
+  return ti.mode == TypeInfo::Pass && bytes >= static_cast<int64_t>(sizeof(Ticket)) && local_on() &&
+         bytes >= runtime_contig_min_bytes();
 }
 
 // The translation of dt and the runtime peer where a send of it goes through the runtime (a
@@ -61,26 +63,34 @@ bool plain_recv(int count, const TypeInfo& ti) {
   return !local_on() || static_cast<int64_t>(count) * ti.size < static_cast<int64_t>(sizeof(Ticket));
 }
 
+// Whether a send of count elements of ti (the last peek's answer, or null) goes to the MPI as it
+// is, decided in loads and compares only (blocking_send and request_send's fast paths): a Pass
+// type too small for the runtime, a ticket's size or less, or no runtime at all; the interposer on.
+template <int Mode>
+inline bool plain_send(const TypeInfo* ti, int count, int dest) {
+  return ti && ti->mode == TypeInfo::Pass && dest != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 &&
+         (Mode == kNone || static_cast<int64_t>(count) * ti->size < static_cast<int64_t>(sizeof(Ticket)) || !local_on());
+}
+
 // F, or while a receive of this process may hold a ticket (tickets_pending), its non-blocking
 // form IF waited on by testing, delivering such receives meanwhile (shim.hpp says why).
 template <SendFn F, IsendFn IF>
-int send_delivering(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  if (!tickets_pending()) return F(buf, count, dt, dest, tag, comm);
+[[gnu::noinline]] int send_delivering_slow(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
   MPI_Request r = MPI_REQUEST_NULL;
   const int rc = IF(buf, count, dt, dest, tag, comm, &r);
   return rc != MPI_SUCCESS ? rc : wait_delivering(&r, MPI_STATUS_IGNORE);
 }
+template <SendFn F, IsendFn IF>
+inline int send_delivering(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  if (!tickets_pending()) return F(buf, count, dt, dest, tag, comm);
+  return send_delivering_slow<F, IF>(buf, count, dt, dest, tag, comm);
+}
 
+// Everything but the MPI's own messages (blocking_send below): the runtime, the pass rule's
+// direct messages and the staged way.
 template <SendFn F, IsendFn IF, int Mode>
-int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  if (dest == MPI_PROC_NULL || disabled()) return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
-  // Predefined and untranslatable types go to the MPI at once, for the price of one lookup: a
-  // 1-byte MPI_BYTE ping-pong may not slow down measurably (issue 11), and under Open MPI its
-  // round trip is 0.47 us, of which each further call or reference count took 1-2%. Large
-  // same-node messages of predefined types (large_pass) take the runtime.
-  const TypeInfo& ti = peek(dt);  // one lookup for every decision below
-  if (ti.mode == TypeInfo::Pass && (Mode == kNone || !large_pass(ti, count)))
-    return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
+[[gnu::noinline]] int blocking_send_general(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int dest,
+                                            int tag, MPI_Comm comm) {
   TypeRef info;
   if (Mode != kNone) {
     const int peer = route(ti, buf, count, dt, dest, comm, true, false, &info);
@@ -101,13 +111,44 @@ int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag
   return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
 }
 
+// Predefined and untranslatable types go to the MPI at once, for the price of one lookup: a
+// 1-byte MPI_BYTE ping-pong may not slow down measurably (issue 11), and under Open MPI its
+// round trip is 0.3-0.9 us here. Large same-node messages of predefined types (large_pass) take
+// the runtime.
+template <SendFn F, IsendFn IF, int Mode>
+[[gnu::noinline]] int blocking_send_full(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  if (dest != MPI_PROC_NULL && !disabled()) {
+    const TypeInfo& ti = peek(dt);  // one lookup for every decision
+    if (ti.mode != TypeInfo::Pass || (Mode != kNone && large_pass(ti, count)))
+      return blocking_send_general<F, IF, Mode>(ti, buf, count, dt, dest, tag, comm);
+  }
+  return send_delivering<F, IF>(buf, count, dt, dest, tag, comm);
+}
+// The common case in loads and compares only, as MPI_Recv's: a Pass type that this thread's last
+// call peeked, too small for the runtime (below a ticket's size, or no runtime), and no receive
+// holding a ticket.
+template <SendFn F, IsendFn IF, int Mode>
+inline int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  if (plain_send<Mode>(peek_hit(dt), count, dest) && hot.tickets.load(std::memory_order_relaxed) == 0)
+    return F(buf, count, dt, dest, tag, comm);
+  return blocking_send_full<F, IF, Mode>(buf, count, dt, dest, tag, comm);
+}
+
 // Non-blocking (F = PMPI_Isend ...) and persistent (F = PMPI_Send_init ...) sends: a staged send
 // keeps its staging until the request completes; a persistent one packs at each MPI_Start, from
 // the user's buffer as it is then, and not at all before. Through the runtime, the MPI request
 // is the ticket's (sent by F0: PMPI_Isend or PMPI_Send_init) and stays busy until the receiver
 // has copied; a persistent one posts in the runtime at each start.
 template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
-int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+[[gnu::noinline]] int request_send_full(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                                        MPI_Request* req);
+template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
+inline int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  if (plain_send<Mode>(peek_hit(dt), count, dest)) return F(buf, count, dt, dest, tag, comm, req);
+  return request_send_full<F, F0, Persistent, Mode>(buf, count, dt, dest, tag, comm, req);
+}
+template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
+int request_send_full(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
   if (dest == MPI_PROC_NULL || disabled()) return F(buf, count, dt, dest, tag, comm, req);
   const TypeInfo& ti = peek(dt);  // one lookup for every decision below
   if (ti.mode == TypeInfo::Pass && (Mode == kNone || !large_pass(ti, count))) return F(buf, count, dt, dest, tag, comm, req);
@@ -171,8 +212,8 @@ bool needs_finish(const Side& s, MPI_Comm comm, int src) {
 }
 
 // PMPI_Recv, or where tickets_pending(), PMPI_Irecv waited on by testing (see send_delivering).
-int recv_delivering(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* st) {
-  if (!tickets_pending()) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+[[gnu::noinline]] int recv_delivering_slow(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                                          MPI_Status* st) {
   MPI_Request r = MPI_REQUEST_NULL;
   int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r);
   if (rc != MPI_SUCCESS) return rc;
@@ -182,6 +223,10 @@ int recv_delivering(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI
   rc = wait_delivering(&r, st);
   if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = error;
   return rc;
+}
+inline int recv_delivering(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* st) {
+  if (!tickets_pending()) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+  return recv_delivering_slow(buf, count, dt, src, tag, comm, st);
 }
 
 PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
@@ -234,10 +279,10 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   return request_send<PMPI_Bsend_init, PMPI_Send_init, true, kNone>(buf, count, dt, dest, tag, comm, req);
 }
 
-int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (src == MPI_PROC_NULL || disabled()) return recv_delivering(buf, count, dt, src, tag, comm, status);
-  const TypeInfo& ti = peek(dt);  // one lookup for the decisions up to the general way
-  if (plain_recv(count, ti)) return recv_delivering(buf, count, dt, src, tag, comm, status);
+// The receives the MPI takes as they are stay in MPI_Recv, small and frameless as blocking_send
+// (p2p.cpp's namespace) is; the rest is here.
+[[gnu::noinline]] static int recv_general(const TypeInfo& ti, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                                          MPI_Comm comm, MPI_Status* status) {
   // A receive the MPI takes into the user's buffer (its type as it is, or a Contig type's bytes as
   // MPI_BYTE), with nothing stashed: no Side unless a ticket may have come (the general way below
   // does the same with more set-up; callgrind: 566 instructions beside PMPI_Recv for a 480 B
@@ -270,7 +315,37 @@ int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm c
   return rc != MPI_SUCCESS ? rc : finish(s, comm, *st);
 }
 
+[[gnu::noinline]] static int recv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                                       MPI_Status* status) {
+  if (src != MPI_PROC_NULL && !disabled()) {
+    const TypeInfo& ti = peek(dt);  // one lookup for the decisions up to the general way
+    if (!plain_recv(count, ti)) return recv_general(ti, buf, count, dt, src, tag, comm, status);
+  }
+  return recv_delivering(buf, count, dt, src, tag, comm, status);
+}
+
+// The common case first, in loads and compares that call nothing, so that the compiler ends it in
+// a jump to the MPI with no stack frame: the type is the one this thread's last call peeked, the
+// interposer is on and the MPI takes this receive as it is (plain_recv), and no receive holds a
+// ticket. Anything else, the first call included, takes recv_full.
+int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
+  const TypeInfo* ti = peek_hit(dt);
+  if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti) &&
+      hot.tickets.load(std::memory_order_relaxed) == 0)
+    return PMPI_Recv(buf, count, dt, src, tag, comm, status);
+  return recv_full(buf, count, dt, src, tag, comm, status);
+}
+
+[[gnu::noinline]] static int irecv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+                                        MPI_Request* req);
+// The fast path as MPI_Recv's (no ticket check: nothing here blocks).
 int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
+  const TypeInfo* ti = peek_hit(dt);
+  if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti))
+    return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+  return irecv_full(buf, count, dt, src, tag, comm, req);
+}
+static int irecv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
   if (src == MPI_PROC_NULL || disabled()) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
   const TypeInfo& ti = peek(dt);
   if (plain_recv(count, ti)) return PMPI_Irecv(buf, count, dt, src, tag, comm, req);

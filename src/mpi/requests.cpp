@@ -30,15 +30,14 @@ struct Registry {
   std::mutex mu;
   std::unordered_map<uint64_t, PendingRef> map;
   std::vector<std::pair<MPI_Request, PendingRef>> adopted;
-  std::atomic<size_t> live{0};  // map.size() + adopted.size(), read without the lock
-  std::atomic<size_t> tickets{0};  // entries of map that are receives that may get a ticket
 };
 Registry& reg() {
   static Registry* r = new Registry;
   return *r;
 }
 
-bool none() { return reg().live.load(std::memory_order_relaxed) == 0; }
+// hot.live: the registry's map.size() + adopted.size(), read without the lock.
+bool none() { return hot.live.load(std::memory_order_relaxed) == 0; }
 
 // Work of each request of an array, or false when none has any.
 bool snapshot(int n, const MPI_Request reqs[], std::vector<PendingRef>& out) {
@@ -164,11 +163,11 @@ void attach(MPI_Request req, PendingRef p) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.map.find(key(req));
   if (it == r.map.end()) {
-    r.live.fetch_add(1, std::memory_order_relaxed);
+    hot.live.fetch_add(1, std::memory_order_relaxed);
   } else if (it->second->ticket) {
-    r.tickets.fetch_sub(1, std::memory_order_relaxed);
+    hot.tickets.fetch_sub(1, std::memory_order_relaxed);
   }
-  if (p->ticket) r.tickets.fetch_add(1, std::memory_order_relaxed);
+  if (p->ticket) hot.tickets.fetch_add(1, std::memory_order_relaxed);
   r.map[key(req)] = std::move(p);
 }
 
@@ -185,19 +184,20 @@ void detach(MPI_Request req, const PendingRef& p) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.map.find(key(req));
   if (it != r.map.end() && it->second == p) {
-    if (p->ticket) r.tickets.fetch_sub(1, std::memory_order_relaxed);
+    if (p->ticket) hot.tickets.fetch_sub(1, std::memory_order_relaxed);
     r.map.erase(it);
-    r.live.fetch_sub(1, std::memory_order_relaxed);
+    hot.live.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
-bool tickets_pending() {
+// hot.tickets counts the entries of the registry's map that are receives that may get a ticket.
+bool thread_multiple() {
   static const bool multiple = [] {
     int level = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&level);
     return level == MPI_THREAD_MULTIPLE;
   }();
-  return reg().tickets.load(std::memory_order_relaxed) > 0 && !multiple;
+  return multiple;
 }
 
 void deliver_pending() {
@@ -269,7 +269,7 @@ void adopt(MPI_Request req, PendingRef p) {
   Registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
   r.adopted.emplace_back(req, std::move(p));
-  r.live.fetch_add(1, std::memory_order_relaxed);
+  hot.live.fetch_add(1, std::memory_order_relaxed);
 }
 
 void progress_adopted(bool wait) {
@@ -280,7 +280,7 @@ void progress_adopted(bool wait) {
     std::lock_guard<std::mutex> lock(r.mu);
     if (r.adopted.empty()) return;
     mine.swap(r.adopted);
-    r.live.fetch_sub(mine.size(), std::memory_order_relaxed);
+    hot.live.fetch_sub(mine.size(), std::memory_order_relaxed);
   }
   std::vector<std::pair<MPI_Request, PendingRef>> left;
   for (auto& [req, p] : mine) {
@@ -306,7 +306,7 @@ void progress_adopted(bool wait) {
   if (left.empty()) return;
   Registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.live.fetch_add(left.size(), std::memory_order_relaxed);
+  hot.live.fetch_add(left.size(), std::memory_order_relaxed);
   r.adopted.insert(r.adopted.end(), left.begin(), left.end());
 }
 
@@ -316,7 +316,15 @@ using namespace ddtmpi;
 
 extern "C" {
 
+// Each request call starts with requests_plain(): with no interposer work on any request (a
+// program of predefined-type messages, or every derived one done), the MPI's own call, reached by
+// a jump from a function that sets up no frame (the rest is out of line, in *_full).
+[[gnu::noinline]] static int wait_full(MPI_Request* req, MPI_Status* status);
 int MPI_Wait(MPI_Request* req, MPI_Status* status) {
+  if (requests_plain()) return PMPI_Wait(req, status);
+  return wait_full(req, status);
+}
+static int wait_full(MPI_Request* req, MPI_Status* status) {
   PendingRef p = disabled() ? nullptr : find(*req);
   if (!p) return disabled() ? PMPI_Wait(req, status) : wait_delivering(req, status);
   for (int i = 0; is_busy(p); ++i) {
@@ -330,7 +338,12 @@ int MPI_Wait(MPI_Request* req, MPI_Status* status) {
   return first_error(rc, complete(before, p, *st));
 }
 
+[[gnu::noinline]] static int test_full(MPI_Request* req, int* flag, MPI_Status* status);
 int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
+  if (requests_plain()) return PMPI_Test(req, flag, status);
+  return test_full(req, flag, status);
+}
+static int test_full(MPI_Request* req, int* flag, MPI_Status* status) {
   PendingRef p = disabled() ? nullptr : find(*req);
   if (!p) {
     int rc = PMPI_Test(req, flag, status);
@@ -350,7 +363,12 @@ int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
   return complete(before, p, *st);
 }
 
+[[gnu::noinline]] static int waitall_full(int n, MPI_Request reqs[], MPI_Status sts[]);
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
+  if (requests_plain()) return PMPI_Waitall(n, reqs, sts);
+  return waitall_full(n, reqs, sts);
+}
+static int waitall_full(int n, MPI_Request reqs[], MPI_Status sts[]) {
   std::vector<PendingRef> ps;
   if (disabled()) return PMPI_Waitall(n, reqs, sts);
   if (!snapshot(n, reqs, ps)) return waitall_delivering(n, reqs, sts);
@@ -365,7 +383,12 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[]) {
   return first_error(rc, rc2);
 }
 
+[[gnu::noinline]] static int testall_full(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]);
 int MPI_Testall(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
+  if (requests_plain()) return PMPI_Testall(n, reqs, flag, sts);
+  return testall_full(n, reqs, flag, sts);
+}
+static int testall_full(int n, MPI_Request reqs[], int* flag, MPI_Status sts[]) {
   std::vector<PendingRef> ps;
   if (disabled() || !snapshot(n, reqs, ps)) return PMPI_Testall(n, reqs, flag, sts);
   std::vector<char> busy;

@@ -34,12 +34,31 @@ uint64_t handle_key(Handle h) {
   return k;
 }
 
+// What every intercepted call reads before it decides anything, kept as plain globals that the
+// inline accessors below read in one load each. As functions with a function-local static each
+// (a guard check and a call), disabled(), tickets_pending(), local_on() and peek() took 127 of
+// the interposer's 219 instructions per round trip of a 1-byte MPI_BYTE ping-pong under Open
+// MPI (callgrind, one rank, the difference between 20,000 and 60,000 round trips).
+struct Hot {
+  std::atomic<int8_t> disabled{-1};      // DDTKIT_DISABLE, read at the first call (-1: not yet)
+  std::atomic<bool> local_on{false};     // local.cpp's State::on, mirrored
+  std::atomic<size_t> tickets{0};        // requests.cpp: receives that may hold a ticket
+  std::atomic<size_t> live{0};           // requests.cpp: requests with work attached or adopted
+  std::atomic<uint64_t> generation{1};   // types.cpp: bumped by every change of the type cache
+                                         // (from 1: a zeroed PeekHit matches no generation)
+};
+extern Hot hot;
+
 // DDTKIT_DISABLE=1: every intercepted function forwards straight to the real MPI.
 // DDTKIT_PASS_BLOCK=B (MPICH only): messages of 64 KiB and more of monotone types whose mean
 //   contiguous piece is at least B bytes go to the MPI as they are (default 2048; 0: never).
 //   Open MPI has its own rule. See pass.cpp.
 // DDTKIT_VERBOSE=1: one line on stderr per datatype: what the interposer does with it.
-bool disabled();
+bool read_disabled();  // the first call's: reads the environment into hot.disabled
+inline bool disabled() {
+  const int8_t d = hot.disabled.load(std::memory_order_relaxed);
+  return d >= 0 ? d != 0 : read_disabled();
+}
 bool verbose();
 int64_t pass_block_bytes();
 
@@ -86,7 +105,26 @@ TypeRef lookup(MPI_Datatype dt);
 // is not freed, so for the call that names it. A TypeRef copy is an atomic increment and
 // decrement, which perf found to be most of MPI_Send's own time in a 1-byte MPI_BYTE ping-pong
 // under Open MPI (the interposer then cost 10% of the round trip).
-const TypeInfo& peek(MPI_Datatype dt);
+const TypeInfo& peek_slow(MPI_Datatype dt);
+// The last peek of this thread, valid while the cache's generation is the one it was made in:
+// every entry that generation holds stays in the cache until the next change (which bumps it).
+// Trivial and zero-initialised (generation 0, which the cache never has), and declared __thread,
+// not thread_local: another file's reference to an extern thread_local calls the variable's TLS
+// init function first (and made MPI_Recv set up a stack frame for that call).
+struct PeekHit {
+  uint64_t key, generation;
+  const TypeInfo* info;
+};
+extern __thread PeekHit last_peek __attribute__((tls_model("initial-exec")));
+// The last peek's answer where it is dt's, else null: loads and compares only, no call.
+inline const TypeInfo* peek_hit(MPI_Datatype dt) {
+  const PeekHit& h = last_peek;
+  return h.key == handle_key(dt) && h.generation == hot.generation.load(std::memory_order_acquire) ? h.info : nullptr;
+}
+inline const TypeInfo& peek(MPI_Datatype dt) {
+  const TypeInfo* hit = peek_hit(dt);
+  return hit ? *hit : peek_slow(dt);
+}
 // ddtkit's twin of a predefined type both libraries know (MPI_DOUBLE: DDT_DOUBLE), else
 // DDT_TYPE_NULL.
 ddt_type predefined_type(MPI_Datatype dt);
@@ -206,7 +244,14 @@ int deliver_early(const PendingRef& p, MPI_Status& st);
 // ticket whose blocking sender waits for the copy, hangs with it; and not MPI_Waitany/Waitsome
 // over requests without work, nor probes. A fix at the sender (turn the send into a buffered one
 // once the receiver is slow to copy) needs the runtime to re-point a posted message.
-bool tickets_pending();
+// No request has work attached, none is adopted, and no receive holds a ticket: the request
+// calls (MPI_Wait, MPI_Test, ...) go to the MPI as they are. Loads only, for their fast paths.
+inline bool requests_plain() {
+  return hot.disabled.load(std::memory_order_relaxed) == 0 && hot.live.load(std::memory_order_relaxed) == 0 &&
+         hot.tickets.load(std::memory_order_relaxed) == 0;
+}
+bool thread_multiple();  // the MPI runs at MPI_THREAD_MULTIPLE (asked once)
+inline bool tickets_pending() { return hot.tickets.load(std::memory_order_relaxed) != 0 && !thread_multiple(); }
 void deliver_pending();
 // PMPI_Wait of one request, delivering pending receives meanwhile where tickets_pending().
 int wait_delivering(MPI_Request* req, MPI_Status* st);

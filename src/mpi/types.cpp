@@ -107,9 +107,6 @@ int distrib(int d) {
   return d == MPI_DISTRIBUTE_BLOCK ? DDT_DISTRIBUTE_BLOCK : d == MPI_DISTRIBUTE_CYCLIC ? DDT_DISTRIBUTE_CYCLIC : DDT_DISTRIBUTE_NONE;
 }
 
-// Bumped by every change of the cache's map. A plain global, not a member: peek() reads it on
-// every intercepted call, and reaching it through cache() added a call and a guard check.
-std::atomic<uint64_t> generation{0};
 
 struct Cache {
   std::shared_mutex mu;
@@ -388,7 +385,7 @@ TypeRef insert(MPI_Datatype dt) {
   Cache& c = cache();
   std::unique_lock<std::shared_mutex> lock(c.mu);
   c.map[key(dt)] = info;
-  generation.fetch_add(1, std::memory_order_release);
+  hot.generation.fetch_add(1, std::memory_order_release);
   return info;
 }
 
@@ -407,11 +404,14 @@ __attribute__((tls_model("initial-exec"))) thread_local int recent_next = 0;
 
 }  // namespace
 
-bool disabled() {
-  static const bool d = [] {
-    const char* e = std::getenv("DDTKIT_DISABLE");
-    return e && *e && std::strcmp(e, "0") != 0;
-  }();
+// The cache's generation is bumped by every change of its map; peek() reads it on every call.
+Hot hot;
+__thread PeekHit last_peek __attribute__((tls_model("initial-exec")));
+
+bool read_disabled() {
+  const char* e = std::getenv("DDTKIT_DISABLE");
+  const bool d = e && *e && std::strcmp(e, "0") != 0;
+  hot.disabled.store(d ? 1 : 0, std::memory_order_relaxed);
   return d;
 }
 
@@ -424,7 +424,7 @@ bool verbose() {
 }
 
 TypeRef lookup(MPI_Datatype dt) {
-  const uint64_t k = key(dt), g = generation.load(std::memory_order_acquire);
+  const uint64_t k = key(dt), g = hot.generation.load(std::memory_order_acquire);
   for (const Recent& r : recent)
     if (r.key == k && r.generation == g) return r.ref;
   TypeRef r = cached(dt);
@@ -471,12 +471,17 @@ bool true_bounds(MPI_Datatype dt, int64_t* lb, int64_t* extent) {
   return r->t && r->size > 0 && ddt_type_true_extent(r->t, lb, extent) == DDT_SUCCESS;
 }
 
-const TypeInfo& peek(MPI_Datatype dt) {
-  const uint64_t k = key(dt), g = generation.load(std::memory_order_acquire);
+const TypeInfo& peek_slow(MPI_Datatype dt) {
+  const uint64_t k = key(dt), g = hot.generation.load(std::memory_order_acquire);
+  const TypeInfo* info = nullptr;
   for (const Recent& r : recent)
-    if (r.key == k && r.generation == g) return *r.ref;
+    if (r.key == k && r.generation == g) info = r.ref.get();
   // The cache holds the translation until dt is freed, so the object outlives this reference.
-  return *lookup(dt);
+  if (!info) info = lookup(dt).get();
+  // Remembered with the generation read before the lookup: one that inserted dt bumped it, and
+  // the next call looks again (and then remembers it).
+  last_peek = PeekHit{k, g, info};
+  return *info;
 }
 
 void on_commit(MPI_Datatype dt) { insert(dt); }
@@ -485,7 +490,7 @@ void on_free(MPI_Datatype dt) {
   Cache& c = cache();
   std::unique_lock<std::shared_mutex> lock(c.mu);
   c.map.erase(key(dt));  // operations in flight hold their own reference to the translation
-  generation.fetch_add(1, std::memory_order_release);
+  hot.generation.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace ddtmpi
