@@ -253,6 +253,13 @@ inline bool requests_plain() {
 bool thread_multiple();  // the MPI runs at MPI_THREAD_MULTIPLE (asked once)
 inline bool tickets_pending() { return hot.tickets.load(std::memory_order_relaxed) != 0 && !thread_multiple(); }
 void deliver_pending();
+// A request of its own that is complete already (a generalized request), for a receive whose
+// message the interposer holds (a probe stashed it): its Pending delivers at completion. Not a
+// receive from MPI_PROC_NULL: both MPIs may hand out one shared handle for those, and the second
+// such receive's Pending replaced the first's in the registry (keyed by handle), so a Waitall of
+// two stashed messages delivered the second twice and waited for ever in the first's place
+// (mpi4py's pkl5 testBigMPI under both MPIs: two matched probes, two MPI_Imrecv, MPI_Waitall).
+int completed_request(MPI_Request* req);
 // PMPI_Wait of one request, delivering pending receives meanwhile where tickets_pending().
 int wait_delivering(MPI_Request* req, MPI_Status* st);
 // Requests the user freed while active: kept here and finished at later calls and at finalize.

@@ -170,6 +170,38 @@ int main(int argc, char** argv) {
       MPI_Type_free(&v);
     }
   }
+  // Two messages held by the interposer at once, received by non-blocking receives and one
+  // MPI_Waitall: two matched probes then two MPI_Imrecv, and two probes then two MPI_Irecv. Each
+  // such receive gets a request of its own (both MPIs gave one shared MPI_PROC_NULL handle, and
+  // the Waitall hung delivering the second message twice).
+  for (int k = 0; k < 2; ++k) {
+    if (me == 0) {
+      for (size_t i = 0; i < a.size(); ++i) a[i] = i + 0.125;
+      MPI_Request r[2];
+      MPI_Isend(a.data(), 1, t, 1, 16 + k, MPI_COMM_WORLD, &r[0]);
+      MPI_Isend(a.data(), 1, t, 1, 16 + k, MPI_COMM_WORLD, &r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    } else {
+      std::vector<double> b[2] = {std::vector<double>(16 * 2048, 0.0), std::vector<double>(16 * 2048, 0.0)};
+      MPI_Request r[2];
+      MPI_Status st[2];
+      if (k == 0) {
+        MPI_Message m[2];
+        for (int i = 0; i < 2; ++i) MPI_Mprobe(0, 16, MPI_COMM_WORLD, &m[i], &st[i]);
+        for (int i = 0; i < 2; ++i) MPI_Imrecv(b[i].data(), 1, t, &m[i], &r[i]);
+      } else {
+        MPI_Probe(0, 17, MPI_COMM_WORLD, &st[0]);
+        for (int i = 0; i < 2; ++i) MPI_Irecv(b[i].data(), 1, t, 0, 17, MPI_COMM_WORLD, &r[i]);
+      }
+      MPI_Waitall(2, r, st);
+      for (int i = 0; i < 2; ++i) {
+        int c = -1;
+        MPI_Get_count(&st[i], t, &c);
+        if (c != 1 || st[i].MPI_TAG != 16 + k) ++bad, printf("two held messages (%d), receive %d: count %d tag %d\n", k, i, c, st[i].MPI_TAG);
+        for (int j = 0; j < 16; ++j) for (int x = 0; x < 1024; ++x) if (b[i][j * 2048 + x] != j * 2048 + x + 0.125) ++bad;
+      }
+    }
+  }
 #if MPI_VERSION >= 4
   // MPI 4's large-count forms (mpi4py 4 calls them wherever the MPI has them): a 64-byte message
   // probed with MPI_Mprobe / MPI_Improbe and received with MPI_Mrecv_c / MPI_Imrecv_c (the handle
