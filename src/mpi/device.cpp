@@ -35,12 +35,16 @@ void device_init() {
   const char* all = std::getenv("DDTKIT_STAGE_ALL");
   if (all && std::strcmp(all, "1") == 0) {
     mode.store(2, std::memory_order_relaxed);
+    hot.device_mode.store(2, std::memory_order_relaxed);
     return;
   }
 #if DDT_WITH_CUDA
   const char* e = std::getenv("DDTKIT_CUDA");
   const bool want = e ? std::strcmp(e, "0") != 0 : dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY) != nullptr;
-  if (want && ddt_cuda_init() == DDT_SUCCESS) mode.store(1, std::memory_order_relaxed);
+  if (want && ddt_cuda_init() == DDT_SUCCESS) {
+    mode.store(1, std::memory_order_relaxed);
+    hot.device_mode.store(1, std::memory_order_relaxed);
+  }
 #endif
 }
 

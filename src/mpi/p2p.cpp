@@ -43,7 +43,11 @@ int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int d
   // Below both thresholds no message takes the runtime: decided here, before the calls that
   // would each find it again (callgrind, contiguous(60, MPI_DOUBLE) under Open MPI: the
   // interposer's own instructions per send and receive of a rank 695 -> 625).
-  static const int64_t smallest = std::min(runtime_min_bytes(), runtime_contig_min_bytes());
+  static const int64_t smallest = [] {
+    const int64_t v = std::min(runtime_min_bytes(), runtime_contig_min_bytes());
+    hot.route_below.store(v, std::memory_order_relaxed);  // for plain_send's fast path
+    return v;
+  }();
   if (static_cast<int64_t>(count) * ti.size < smallest) return -1;
   if (ti.mode == TypeInfo::Pass) {
     TypeRef r = large_pass(ti, count) ? predefined_info(dt) : nullptr;
@@ -66,10 +70,21 @@ bool plain_recv(int count, const TypeInfo& ti) {
 // Whether a send of count elements of ti (the last peek's answer, or null) goes to the MPI as it
 // is, decided in loads and compares only (blocking_send and request_send's fast paths): a Pass
 // type too small for the runtime, a ticket's size or less, or no runtime at all; the interposer on.
+// Also a Pack type whose last send of the same count went to the MPI as it is (as_is_count),
+// too small for the runtime (route_below), where no buffer can be on a device: the pass rule's
+// messages under Open MPI (the 480 B vector of 12 x 40 B blocks: the interposer's instructions
+// per round trip of one rank, callgrind, 632 -> see the commit).
 template <int Mode>
 inline bool plain_send(const TypeInfo* ti, int count, int dest) {
-  return ti && ti->mode == TypeInfo::Pass && dest != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 &&
-         (Mode == kNone || static_cast<int64_t>(count) * ti->size < static_cast<int64_t>(sizeof(Ticket)) || !local_on());
+  if (!ti || dest == MPI_PROC_NULL || hot.disabled.load(std::memory_order_relaxed) != 0) return false;
+  const int64_t bytes = static_cast<int64_t>(count) * ti->size;
+  if (ti->mode == TypeInfo::Pass) return Mode == kNone || bytes < static_cast<int64_t>(sizeof(Ticket)) || !local_on();
+  return ti->mode == TypeInfo::Pack && count == ti->as_is_count.load(std::memory_order_relaxed) &&
+         bytes < hot.route_below.load(std::memory_order_relaxed) && hot.device_mode.load(std::memory_order_relaxed) == 0;
+}
+// Remembers that count elements of a Pack type went to the MPI as they are (d: direct's answer).
+inline void note_as_is(const TypeInfo& ti, int count, MPI_Datatype dt, const Direct& d) {
+  if (ti.mode == TypeInfo::Pack && d.type == dt && d.count == count) ti.as_is_count.store(count, std::memory_order_relaxed);
 }
 
 // F, or while a receive of this process may hold a ticket (tickets_pending), its non-blocking
@@ -105,7 +120,10 @@ template <SendFn F, IsendFn IF, int Mode>
   // The pass rule's messages go as they are, without a Side (callgrind: a third of the
   // interposer's instructions on a small vector's send).
   Direct d;
-  if (direct(ti, buf, count, dt, &d)) return send_delivering<F, IF>(d.buf, d.count, d.type, dest, tag, comm);
+  if (direct(ti, buf, count, dt, &d)) {
+    note_as_is(ti, count, dt, d);
+    return send_delivering<F, IF>(d.buf, d.count, d.type, dest, tag, comm);
+  }
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
   return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
@@ -177,7 +195,10 @@ int request_send_full(const void* buf, int count, MPI_Datatype dt, int dest, int
   // What goes as it is, or as the user's own bytes, needs nothing at completion or at a start
   // (the general way below would attach nothing either): no Side.
   Direct d;
-  if (direct(ti, buf, count, dt, &d)) return F(d.buf, d.count, d.type, dest, tag, comm, req);
+  if (direct(ti, buf, count, dt, &d)) {
+    note_as_is(ti, count, dt, d);
+    return F(d.buf, d.count, d.type, dest, tag, comm, req);
+  }
   auto s = std::make_shared<Side>();
   if (int rc = prepare_send(*s, buf, count, dt, !Persistent)) return raise(comm, rc);
   int rc = F(s->buf(), s->n(), s->type(), dest, tag, comm, req);
@@ -288,8 +309,13 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   // does the same with more set-up; callgrind: 566 instructions beside PMPI_Recv for a 480 B
   // vector under Open MPI). A ticket's receive is then prepared as the general way prepares it,
   // onto the same buffer.
+  // A Pack type's count whose sends or receives went as they are goes so again (plain_send).
   Direct d;
-  if (stashed_count.load(std::memory_order_relaxed) == 0 && direct(ti, buf, count, dt, &d)) {
+  const bool as_is = ti.mode == TypeInfo::Pack && count == ti.as_is_count.load(std::memory_order_relaxed) &&
+                     hot.device_mode.load(std::memory_order_relaxed) == 0;
+  if (as_is) d = Direct{buf, count, dt};
+  if (stashed_count.load(std::memory_order_relaxed) == 0 && (as_is || direct(ti, buf, count, dt, &d))) {
+    note_as_is(ti, count, dt, d);
     if (!may_get_ticket(ti.size, count, comm, src))
       return recv_delivering(d.buf, d.count, d.type, src, tag, comm, status);
     MPI_Status local;

@@ -44,6 +44,9 @@ struct Hot {
   std::atomic<bool> local_on{false};     // local.cpp's State::on, mirrored
   std::atomic<size_t> tickets{0};        // requests.cpp: receives that may hold a ticket
   std::atomic<size_t> live{0};           // requests.cpp: requests with work attached or adopted
+  std::atomic<int8_t> device_mode{0};    // device.cpp's mode: 0 when no buffer can be on a device
+  std::atomic<int64_t> route_below{0};   // p2p.cpp's route: bytes below which no send takes the
+                                         // runtime (0 until the first route: no fast path before)
   std::atomic<uint64_t> generation{1};   // types.cpp: bumped by every change of the type cache
                                          // (from 1: a zeroed PeekHit matches no generation)
 };
@@ -85,6 +88,10 @@ struct TypeInfo {
   int64_t pieces = 0;          // Pack: contiguous pieces of one element
   // Pack, not monotone: the largest count whose elements were found not to share a byte.
   mutable std::atomic<int64_t> disjoint_upto{0};
+  // Pack: the count of the last send of this type that went to the MPI as it is (the pass rule
+  // held for that count: a function of the type and the count alone), -1 before any; p2p.cpp's
+  // plain_send lets the next send of that count skip the decision.
+  mutable std::atomic<int64_t> as_is_count{-1};
   bool x87 = false;            // holds an x87 long double (10 value bytes in a 16-byte slot)
   bool aligned = false;        // Pack: see naturally_aligned (pass.cpp)
   bool named = false;          // a predefined type (Pass): its data is the buffer's bytes
