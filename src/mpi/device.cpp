@@ -27,29 +27,24 @@
 
 namespace ddtmpi {
 
-namespace {
-std::atomic<int> mode{0};  // 0 off, 1 device buffers, 2 every buffer (DDTKIT_STAGE_ALL)
-}
+// The mode lives in hot.device_mode (shim.hpp), where p2p.cpp's fast paths read it too: 0 off,
+// 1 device buffers, 2 every buffer (DDTKIT_STAGE_ALL).
 
 void device_init() {
   const char* all = std::getenv("DDTKIT_STAGE_ALL");
   if (all && std::strcmp(all, "1") == 0) {
-    mode.store(2, std::memory_order_relaxed);
     hot.device_mode.store(2, std::memory_order_relaxed);
     return;
   }
 #if DDT_WITH_CUDA
   const char* e = std::getenv("DDTKIT_CUDA");
   const bool want = e ? std::strcmp(e, "0") != 0 : dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY) != nullptr;
-  if (want && ddt_cuda_init() == DDT_SUCCESS) {
-    mode.store(1, std::memory_order_relaxed);
-    hot.device_mode.store(1, std::memory_order_relaxed);
-  }
+  if (want && ddt_cuda_init() == DDT_SUCCESS) hot.device_mode.store(1, std::memory_order_relaxed);
 #endif
 }
 
 bool device_buffer(const void* p, int64_t count, ddt_type t) {
-  const int m = mode.load(std::memory_order_relaxed);
+  const int m = hot.device_mode.load(std::memory_order_relaxed);
   if (m == 0) return false;
   if (m == 2) return true;
   const ddt::DeviceHook* d = ddt::device_hook.load(std::memory_order_relaxed);

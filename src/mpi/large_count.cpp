@@ -21,7 +21,24 @@
 #if MPI_VERSION >= 4
 
 namespace {
+
 bool fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
+
+using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
+using SendCFn = int (*)(const void*, MPI_Count, MPI_Datatype, int, int, MPI_Comm);
+using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+using IsendCFn = int (*)(const void*, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+
+// A send's large-count form: the interposer's int form F where the count fits, else the MPI's FC.
+template <SendFn F, SendCFn FC>
+int send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
+  return fits(count) ? F(buf, static_cast<int>(count), dt, dest, tag, comm) : FC(buf, count, dt, dest, tag, comm);
+}
+template <IsendFn F, IsendCFn FC>
+int request_send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return fits(count) ? F(buf, static_cast<int>(count), dt, dest, tag, comm, req) : FC(buf, count, dt, dest, tag, comm, req);
+}
+
 }  // namespace
 
 using namespace ddtmpi;
@@ -29,34 +46,41 @@ using namespace ddtmpi;
 extern "C" {
 
 int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return fits(count) ? MPI_Send(buf, static_cast<int>(count), dt, dest, tag, comm) : PMPI_Send_c(buf, count, dt, dest, tag, comm);
+  return send_c<MPI_Send, PMPI_Send_c>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return fits(count) ? MPI_Ssend(buf, static_cast<int>(count), dt, dest, tag, comm) : PMPI_Ssend_c(buf, count, dt, dest, tag, comm);
+  return send_c<MPI_Ssend, PMPI_Ssend_c>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return fits(count) ? MPI_Rsend(buf, static_cast<int>(count), dt, dest, tag, comm) : PMPI_Rsend_c(buf, count, dt, dest, tag, comm);
+  return send_c<MPI_Rsend, PMPI_Rsend_c>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return fits(count) ? MPI_Bsend(buf, static_cast<int>(count), dt, dest, tag, comm) : PMPI_Bsend_c(buf, count, dt, dest, tag, comm);
+  return send_c<MPI_Bsend, PMPI_Bsend_c>(buf, count, dt, dest, tag, comm);
 }
-
-// The non-blocking and persistent sends, all of one shape.
-#define DDT_REQ_SEND_C(name)                                                                                    \
-  int name##_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
-               MPI_Request* req) {                                                                            \
-    return fits(count) ? name(buf, static_cast<int>(count), dt, dest, tag, comm, req)                         \
-                       : P##name##_c(buf, count, dt, dest, tag, comm, req);                                   \
-  }
-DDT_REQ_SEND_C(MPI_Isend)
-DDT_REQ_SEND_C(MPI_Issend)
-DDT_REQ_SEND_C(MPI_Irsend)
-DDT_REQ_SEND_C(MPI_Ibsend)
-DDT_REQ_SEND_C(MPI_Send_init)
-DDT_REQ_SEND_C(MPI_Ssend_init)
-DDT_REQ_SEND_C(MPI_Rsend_init)
-DDT_REQ_SEND_C(MPI_Bsend_init)
-#undef DDT_REQ_SEND_C
+int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Isend, PMPI_Isend_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Issend, PMPI_Issend_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Irsend, PMPI_Irsend_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Ibsend, PMPI_Ibsend_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Send_init, PMPI_Send_init_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Ssend_init, PMPI_Ssend_init_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Rsend_init, PMPI_Rsend_init_c>(buf, count, dt, dest, tag, comm, req);
+}
+int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return request_send_c<MPI_Bsend_init, PMPI_Bsend_init_c>(buf, count, dt, dest, tag, comm, req);
+}
 
 int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
   return fits(count) ? MPI_Recv(buf, static_cast<int>(count), dt, src, tag, comm, status)

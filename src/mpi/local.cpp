@@ -19,8 +19,7 @@ namespace ddtmpi {
 
 namespace {
 
-struct State {
-  bool on = false;
+struct State {  // the runtime's on flag is hot.local_on (shim.hpp), read inline by local_on()
   int world_rank = 0, world_size = 0;
   uint64_t magic[2] = {0, 0};
   std::vector<int> local;  // world rank -> runtime rank, -1 when not on this node (or self)
@@ -277,20 +276,18 @@ void local_init() {
   PMPI_Comm_dup(MPI_COMM_SELF, &s.poke);
   s.next_seq.assign(nsize, 0);
   ddt::shm::set_passive_isends(true);
-  s.on = true;
   hot.local_on.store(true, std::memory_order_relaxed);
 }
 
 void local_finalize() {
   State& s = st();
-  if (!s.on) return;
+  if (!local_on()) return;
   ddt_comm_times t{};
   {
     auto lock = runtime_lock();
     ddt_comm_get_times(&t);
     hot.local_on.store(false, std::memory_order_relaxed);
     ddt_comm_finalize();
-    s.on = false;
   }
   if (s.poke != MPI_COMM_NULL) PMPI_Comm_free(&s.poke);
   if (s.world_group != MPI_GROUP_NULL) PMPI_Group_free(&s.world_group);
@@ -316,13 +313,13 @@ void local_finalize() {
 
 int local_peer(MPI_Comm comm, int rank) {
   State& s = st();
-  if (!s.on) return -1;
+  if (!local_on()) return -1;
   const int w = world_of(comm, rank);
   return w >= 0 && w < s.world_size ? s.local[w] : -1;
 }
 
 bool may_be_local(MPI_Comm comm, int source) {
-  if (!st().on) return false;
+  if (!local_on()) return false;
   return source == MPI_ANY_SOURCE || local_peer(comm, source) >= 0;
 }
 
@@ -351,7 +348,7 @@ Ticket make_ticket(int peer, int64_t bytes) {
 
 bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t, int* peer) {
   State& s = st();
-  if (!s.on || n != static_cast<int64_t>(sizeof(Ticket)) || !p) return false;
+  if (!local_on() || n != static_cast<int64_t>(sizeof(Ticket)) || !p) return false;
   std::memcpy(t, p, sizeof *t);  // a snapshot: the bytes came from another process
   if (t->magic[0] != s.magic[0] || t->magic[1] != s.magic[1] || t->bytes < 0 ||
       (t->reserved[0] | t->reserved[1] | t->reserved[2] | t->reserved[3]) != 0) return false;
@@ -367,7 +364,7 @@ bool ticket_magic(const void* p16) {
   const State& s = st();
   uint64_t m[2];
   std::memcpy(m, p16, sizeof m);
-  return s.on && m[0] == s.magic[0] && m[1] == s.magic[1];
+  return local_on() && m[0] == s.magic[0] && m[1] == s.magic[1];
 }
 
 void poke_mpi() {

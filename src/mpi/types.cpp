@@ -107,7 +107,6 @@ int distrib(int d) {
   return d == MPI_DISTRIBUTE_BLOCK ? DDT_DISTRIBUTE_BLOCK : d == MPI_DISTRIBUTE_CYCLIC ? DDT_DISTRIBUTE_CYCLIC : DDT_DISTRIBUTE_NONE;
 }
 
-
 struct Cache {
   std::shared_mutex mu;
   std::unordered_map<uint64_t, TypeRef> map;
@@ -404,7 +403,8 @@ __attribute__((tls_model("initial-exec"))) thread_local int recent_next = 0;
 
 }  // namespace
 
-// The cache's generation is bumped by every change of its map; peek() reads it on every call.
+// What every intercepted call reads first (shim.hpp); this file bumps hot.generation at every
+// change of the cache's map.
 Hot hot;
 __thread PeekHit last_peek __attribute__((tls_model("initial-exec")));
 
