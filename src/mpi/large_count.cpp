@@ -117,6 +117,19 @@ int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest
   return PMPI_Sendrecv_replace_c(buf, count, dt, dest, stag, src, rtag, comm, status);
 }
 
+int MPI_Isendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req) {
+  if (fits(scount) && fits(rcount))
+    return MPI_Isendrecv(sbuf, static_cast<int>(scount), stype, dest, stag, rbuf, static_cast<int>(rcount), rtype, src,
+                         rtag, comm, req);
+  return PMPI_Isendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, req);
+}
+int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+                            MPI_Comm comm, MPI_Request* req) {
+  if (fits(count)) return MPI_Isendrecv_replace(buf, static_cast<int>(count), dt, dest, stag, src, rtag, comm, req);
+  return PMPI_Isendrecv_replace_c(buf, count, dt, dest, stag, src, rtag, comm, req);
+}
+
 }  // extern "C"
 
 #endif  // MPI_VERSION >= 4

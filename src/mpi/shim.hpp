@@ -219,6 +219,7 @@ struct Pending {
   std::function<int(MPI_Status&)> complete;
   std::function<int()> start;
   std::function<bool()> busy;
+  std::function<int()> cancel;  // where set, MPI_Cancel runs it instead of the MPI's (isendrecv.cpp)
   bool persistent = false;
   bool active = true;      // persistent: between MPI_Start and completion
   bool delivered = false;  // `complete` already ran this activation (MPI_Request_get_status, a wait loop)

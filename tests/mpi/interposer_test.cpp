@@ -102,12 +102,15 @@ bool overlaps(const RefType& ref, int64_t n) {
 
 // ---- point to point with random types ---------------------------------------------------------
 
-// One random type moved from src to dst along path (i % 7). The receiver gets either the same
-// type or its packed bytes as MPI_BYTE (a different type of equal size on each side).
+// One random type moved from src to dst along path (i % 8). The receiver gets either the same
+// type or its packed bytes as MPI_BYTE (a different type of equal size on each side). Path 7 is
+// MPI 4's MPI_Isendrecv on both sides; every other time the receiver's is
+// MPI_Isendrecv_replace, which sends its buffer's prior contents back, checked at the sender.
 void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bool bytes_only) {
   const int src = static_cast<int>(i % np), dst = static_cast<int>((i + 1) % np);
-  const int path = static_cast<int>(i % 7);
-  const bool as_bytes = bytes_only || (i / 7) % 2 == 1;
+  const int path = static_cast<int>(i % 8);
+  const bool as_bytes = bytes_only || (i / 8) % 2 == 1;
+  const bool replace = (i / 16) % 2 == 1;  // path 7: the receiver's MPI_Isendrecv_replace
   const int tag = static_cast<int>(i % 30000);
   const int64_t bytes = ref.size * count;
   if (me == src && src != dst) {
@@ -141,6 +144,31 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
       case 6: {
         int x = 0;
         MPI_Sendrecv(b.base(), (int)count, mt, dst, tag, &x, 0, MPI_INT, dst, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        break;
+      }
+      case 7: {
+        int x = 0;
+        std::vector<char> back(bytes, 0);
+        if (replace)
+          MPI_Isendrecv(b.base(), (int)count, mt, dst, tag, back.data(), (int)bytes, MPI_BYTE, dst, tag, MPI_COMM_WORLD, r);
+        else
+          MPI_Isendrecv(b.base(), (int)count, mt, dst, tag, &x, 0, MPI_INT, dst, tag, MPI_COMM_WORLD, r);
+        MPI_Status st;
+        int flag = 0;
+        if ((i / 32) % 2 == 1)
+          while (!flag) MPI_Test(r, &flag, &st);
+        else
+          MPI_Wait(r, &st);
+        int got = -1;
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        check(st.MPI_SOURCE == dst && st.MPI_TAG == tag && got == (replace ? bytes : 0),
+              "case " + std::to_string(i) + ": MPI_Isendrecv's status: source " + std::to_string(st.MPI_SOURCE) +
+                  " count " + std::to_string(got));
+        if (replace) {  // the receiver's buffer as it was before its receive, packed
+          std::vector<char> want = as_bytes ? std::vector<char>(bytes, 0x5a) : packed_of(ref, count, i, dst);
+          std::vector<bool> pad = x87_padding(ref, count);
+          check(same(back, want, as_bytes ? nullptr : &pad), "case " + std::to_string(i) + ": MPI_Isendrecv_replace sent other bytes");
+        }
         break;
       }
     }
@@ -215,6 +243,15 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
       case 6: {
         int x = 0;
         MPI_Sendrecv(&x, 0, MPI_INT, src, tag, buf, n, t, src, tag, MPI_COMM_WORLD, &st);
+        break;
+      }
+      case 7: {
+        int x = 0;
+        if (replace)
+          MPI_Isendrecv_replace(buf, n, t, src, tag, src, tag, MPI_COMM_WORLD, r);
+        else
+          MPI_Isendrecv(&x, 0, MPI_INT, src, tag, buf, n, t, src, tag, MPI_COMM_WORLD, r);
+        MPI_Waitall(1, r, &st);
         break;
       }
     }
@@ -496,7 +533,7 @@ int main(int argc, char** argv) {
     MPI_Type_commit(&mt);
     RefType ref;
     ref_eval(*adj, ref, 1 << 22);
-    for (uint64_t i = 7000; i < 7007; ++i) p2p_case(i, mt, ref, 2, overlaps(ref, 2));
+    for (uint64_t i = 7000; i < 7008; ++i) p2p_case(i, mt, ref, 2, overlaps(ref, 2));
     collectives_case(7003, mt, ref, 1);
     MPI_Type_free(&mt);
   }

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 2048 + i] != j * 2048 + i + 3) ++bad;
   }
   // Cancel: a pending receive of a derived type is cancelled (the MPI holds it, waiting for a
-  // ticket or a message); a send through the runtime is not (the standard lets a cancel fail, and
+  // ticket or a message), and so is MPI_Isendrecv's; a send through the runtime is not (the standard lets a cancel fail, and
   // then the message must arrive whole).
   if (me == 1) {
     std::vector<double> b(16 * 2048);
@@ -86,6 +86,15 @@ int main(int argc, char** argv) {
     MPI_Wait(&r, &st);
     MPI_Test_cancelled(&st, &cancelled);
     if (!cancelled) { ++bad; printf("a pending receive was not cancelled\n"); }
+    // MPI_Isendrecv's pending receive half (its send to MPI_PROC_NULL completes at once): the
+    // request as a whole completes, cancelled.
+    double x = 1.0;
+    cancelled = 0;
+    MPI_Isendrecv(&x, 1, MPI_DOUBLE, MPI_PROC_NULL, 98, b.data(), 1, t, 0, 98, MPI_COMM_WORLD, &r);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &cancelled);
+    if (!cancelled) { ++bad; printf("a pending MPI_Isendrecv was not cancelled\n"); }
   }
   // The receiver posts its receive first (a send whose cancel fails must be received), learns
   // whether the cancel succeeded, and then waits for the message or cancels its own receive.
