@@ -15,7 +15,11 @@
 #                                   processes (default: the number of cores, at most 16). Writes
 #                                   OUT/results/ (the JSON lines `bench/report.py OUT/results`
 #                                   renders here, with OUT/results/machine.txt naming that machine)
-#                                   and OUT/log.
+#                                   and OUT/log. Then issue 11's interposer ping-pongs (ddtbench_mpi
+#                                   --time, native and interposed in one process) under each MPI
+#                                   launched as a user would: Open MPI with its default mapping,
+#                                   which binds each rank to a core when there are enough of them
+#                                   (make bench's oversubscribe policy does not bind).
 # Every run has its own time limit, so a hang in one still returns the others' results.
 set -u
 cd "$(dirname "$0")/.."
@@ -23,7 +27,10 @@ if [ "${1:-}" = --bundle ]; then
   C=build-cores
   rm -rf $C && mkdir -p $C/bin
   cp build/tools/ddtkit build/bench/ddt_runtime_bench build/bench/ddt_coll_bench \
-    build/bench/runtime_mpi_mpich build/bench/runtime_mpi_ompi $C/bin/ || exit 1
+    build/bench/runtime_mpi_mpich build/bench/runtime_mpi_ompi \
+    build/bench/ddtbench_mpi_mpich build/bench/ddtbench_mpi_ompi $C/bin/ || exit 1
+  cp build/mpi/mpich/libddtkit-mpi.so $C/bin/libddtkit-mpi-mpich.so &&
+    cp build/mpi/ompi/libddtkit-mpi.so $C/bin/libddtkit-mpi-ompi.so || exit 1
   . tools/mpi-bundle.sh
   mpi_bundle mpich $C/mpich && mpi_bundle ompi $C/ompi || exit 1
   strip --strip-unneeded $C/bin/* 2>/dev/null
@@ -92,5 +99,11 @@ while [ "$np" -le "$MAXP" ]; do
   run 60 "$B/ddtkit" run -n $np "$B/ddt_runtime_bench" --load-stencil-only --out "$R"
   np=$((np * 2))
 done
+# Issue 11 at this machine's core count: the interposer against each MPI in one process.
+PATH="$C/mpich/bin:$PATH" LD_LIBRARY_PATH="$C/mpich/lib" run 200 mpiexec -n 2 \
+  -genv LD_PRELOAD "$B/libddtkit-mpi-mpich.so" "$B/ddtbench_mpi_mpich" --time "$R"
+PATH="$C/ompi/bin:$PATH" LD_LIBRARY_PATH="$C/ompi/lib" OPAL_PREFIX="$C/ompi" OMPI_ALLOW_RUN_AS_ROOT=1 \
+  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 run 200 mpiexec -n 2 --report-bindings \
+  -x LD_PRELOAD="$B/libddtkit-mpi-ompi.so" "$B/ddtbench_mpi_ompi" --time "$R"
 grep -E "FAIL|rror|Abort|Segmentation" "$LOG" | head -20
 exit $rc_all
