@@ -455,13 +455,14 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
     return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, status);
   Stashed e;
   if (src != MPI_PROC_NULL && take_stashed(comm, src, rtag, &e)) {
-    // A probe took the message from the MPI already: the send goes out alone (it cannot wait on
-    // this process's receive, which is here), then the stashed message is delivered.
+    // A probe took the message from the MPI already: it is delivered first (this process's own
+    // copy, or its 64 bytes, needs nothing from the peer, whose blocking send of it may wait for
+    // that copy), then the send goes out alone. Sent first, it could wait on that peer for ever.
     Side r;
     if (int rc = prepare_recv(r, rbuf, rcount, rtype)) return raise(comm, rc);
-    const int rc = blocking_send<PMPI_Send, PMPI_Isend, DDT_SEND_STANDARD>(sbuf, scount, stype, dest, stag, comm);
     MPI_Status local;
-    const int rc2 = raise(comm, deliver_stashed(e, r, status == MPI_STATUS_IGNORE ? local : *status));
+    const int rc = raise(comm, deliver_stashed(e, r, status == MPI_STATUS_IGNORE ? local : *status));
+    const int rc2 = blocking_send<PMPI_Send, PMPI_Isend, DDT_SEND_STANDARD>(sbuf, scount, stype, dest, stag, comm);
     return rc != MPI_SUCCESS ? rc : rc2;
   }
   Side s, r;
@@ -501,10 +502,28 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
 }
 
 // The packed bytes are sent and replaced in the staging buffer, then unpacked into the user's
-// (or, where a ticket arrived, the runtime copies into the user's buffer).
+// (or, where a ticket arrived, the runtime copies into the user's buffer). A message a probe
+// stashed is delivered first, as MPI_Sendrecv's is, after the buffer's bytes are packed aside;
+// the packed bytes are sent then (MPI_PACKED, which any receive type matches).
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
                          MPI_Comm comm, MPI_Status* status) {
   if (disabled()) return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, status);
+  Stashed e;
+  if (src != MPI_PROC_NULL && take_stashed(comm, src, rtag, &e)) {
+    Side r;
+    if (int rc = prepare_recv(r, buf, count, dt)) return raise(comm, rc);
+    int size = 0, position = 0;
+    std::vector<char> packed;
+    if (dest != MPI_PROC_NULL) {
+      if (int rc = MPI_Pack_size(count, dt, comm, &size)) return rc;
+      packed.resize(size > 0 ? size : 1);
+      if (int rc = MPI_Pack(buf, count, dt, packed.data(), size, &position, comm)) return rc;
+    }
+    MPI_Status local;
+    const int rc = raise(comm, deliver_stashed(e, r, status == MPI_STATUS_IGNORE ? local : *status));
+    const int rc2 = PMPI_Send(packed.data(), position, MPI_PACKED, dest, stag, comm);
+    return rc != MPI_SUCCESS ? rc : rc2;
+  }
   Side s;
   if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
   if (src == MPI_PROC_NULL || !needs_finish(s, comm, src))

@@ -1,13 +1,14 @@
 // Probes of messages that ddtkit's runtime carries under the interposer (issue 11): the MPI sees
 // a 64-byte ticket, but MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Get_count must report the
 // message as sent, and the receive after the probe must get it (MPI_Recv, MPI_Mrecv, and the
-// receive half of MPI_Sendrecv), cancels of a pending receive and of a runtime send, and a receive
+// receive halves of MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Isendrecv), cancels of a pending receive and of a runtime send, and a receive
 // that must be copied while its process blocks in another receive. Also a genuine 64-byte message
 // from the same node (which a probe must read to tell it from a ticket) arrives intact. An
 // ordinary MPI program on 2 ranks; under LD_PRELOAD=libddtkit-mpi.so with DDTKIT_EXPECT_RUNTIME=1
 // the vector messages (8 KiB blocks: CMA pays, so even the MPI_Isend goes through the runtime)
 // must have gone through the runtime. Exit status 1 on any wrong count, tag or byte.
 #include <mpi.h>
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 int main(int argc, char** argv) {
@@ -56,6 +57,38 @@ int main(int argc, char** argv) {
     MPI_Get_count(&st, MPI_BYTE, &c);
     if (c != 131072 || st.MPI_TAG != 13) { ++bad; printf("sendrecv count %d tag %d\n", c, st.MPI_TAG); }
     for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 0.5) ++bad;
+  }
+  // The same through MPI_Sendrecv_replace (its buffer's bytes go back to rank 0 first) and
+  // MPI_Isendrecv.
+  if (me == 0) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = i + 0.75;
+    MPI_Send(a.data(), 1, t, 1, 17, MPI_COMM_WORLD);
+    std::vector<double> back(16 * 1024, 0.0);
+    MPI_Recv(back.data(), 131072, MPI_BYTE, 1, 18, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (size_t i = 0; i < back.size(); ++i) if (back[i] != -2.0 - i) { ++bad; printf("sendrecv_replace sent %g\n", back[i]); break; }
+    MPI_Send(a.data(), 1, t, 1, 22, MPI_COMM_WORLD);
+    int reply = 0;
+    MPI_Recv(&reply, 1, MPI_INT, 1, 23, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (reply != 43) { ++bad; printf("isendrecv reply %d\n", reply); }
+  } else {
+    MPI_Status st;
+    MPI_Probe(0, 17, MPI_COMM_WORLD, &st);
+    std::vector<double> b(16 * 1024);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = -2.0 - i;
+    int c = -1;
+    MPI_Sendrecv_replace(b.data(), 131072, MPI_BYTE, 0, 18, 0, 17, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_BYTE, &c);
+    if (c != 131072 || st.MPI_TAG != 17) { ++bad; printf("sendrecv_replace count %d tag %d\n", c, st.MPI_TAG); }
+    for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 0.75) ++bad;
+    MPI_Probe(0, 22, MPI_COMM_WORLD, &st);
+    std::fill(b.begin(), b.end(), -1.0);
+    int reply = 43;
+    MPI_Request r;
+    MPI_Isendrecv(&reply, 1, MPI_INT, 0, 23, b.data(), 131072, MPI_BYTE, 0, 22, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    MPI_Get_count(&st, MPI_BYTE, &c);
+    if (c != 131072 || st.MPI_TAG != 22) { ++bad; printf("isendrecv count %d tag %d\n", c, st.MPI_TAG); }
+    for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 0.75) ++bad;
   }
   // Progress: a receive posted, then the process blocks in another receive while its peer's
   // blocking send of that message waits for it (the MPI completes such a send: its receive is
