@@ -280,17 +280,25 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
 // ---- collectives ------------------------------------------------------------------------------
 
 // Every collective once per type, blocking and non-blocking, with MPI_IN_PLACE where it applies.
+// Every other type takes MPI 4's large-count forms (MPI_Bcast_c ...) where the MPI has them
+// (MPICH; mpi4py calls those wherever they exist): the interposer must take them as the int forms.
+#if MPI_VERSION >= 4
+#define DDT_LC_(large, call, ...) ((large) ? call##_c(__VA_ARGS__) : call(__VA_ARGS__))
+#else
+#define DDT_LC_(large, call, ...) call(__VA_ARGS__)
+#endif
 void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count) {
   const int root = static_cast<int>(i % np);
-  const std::string tag = "collectives type " + std::to_string(i);
+  const bool large = MPI_VERSION >= 4 && (i / 2) % 2 == 1;
+  const std::string tag = "collectives type " + std::to_string(i) + (large ? " (_c)" : "");
   for (int nb = 0; nb < 2; ++nb) {
     MPI_Request req;
     auto done = [&](int) { if (nb) MPI_Wait(&req, MPI_STATUS_IGNORE); };
     const std::string how = nb ? " (non-blocking)" : "";
     {  // Bcast
       Buf b = make_buf(ref, count, i, me);
-      if (nb) MPI_Ibcast(b.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
-      else MPI_Bcast(b.base(), (int)count, mt, root, MPI_COMM_WORLD);
+      if (nb) DDT_LC_(large, MPI_Ibcast, b.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
+      else DDT_LC_(large, MPI_Bcast, b.base(), (int)count, mt, root, MPI_COMM_WORLD);
       done(0);
       std::vector<char> want = me == root ? make_buf(ref, count, i, me).data
                                           : expect_unpack(ref, count, packed_of(ref, count, i, root), i, me);
@@ -303,8 +311,8 @@ void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t c
         Buf s = make_buf(ref, all, i, me), r = make_buf(ref, all, i + 1, me);
         const void* sb = in_place ? MPI_IN_PLACE : s.base();
         if (in_place) r = make_buf(ref, all, i, me);  // in place: the data to send is in r
-        if (nb) MPI_Ialltoall(sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD, &req);
-        else MPI_Alltoall(sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD);
+        if (nb) DDT_LC_(large, MPI_Ialltoall, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD, &req);
+        else DDT_LC_(large, MPI_Alltoall, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD);
         done(0);
         // Expected: chunk p of my receive buffer = chunk me of rank p's send data.
         std::vector<char> packed(ref.size * all);
@@ -327,8 +335,8 @@ void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t c
         }
         std::vector<char> before = r.data;
         const void* sb = in_place ? MPI_IN_PLACE : s.base();
-        if (nb) MPI_Iallgather(sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD, &req);
-        else MPI_Allgather(sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD);
+        if (nb) DDT_LC_(large, MPI_Iallgather, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD, &req);
+        else DDT_LC_(large, MPI_Allgather, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD);
         done(0);
         std::vector<char> packed(ref.size * all);
         for (int p = 0; p < np; ++p) {
@@ -343,8 +351,8 @@ void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t c
     }
     {  // Gather / Scatter round trip at root, and Gatherv / Scatterv with reversed displacements
       Buf s = make_buf(ref, count, i, me), r = make_buf(ref, all, i + 3, me);
-      if (nb) MPI_Igather(s.base(), (int)count, mt, r.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
-      else MPI_Gather(s.base(), (int)count, mt, r.base(), (int)count, mt, root, MPI_COMM_WORLD);
+      if (nb) DDT_LC_(large, MPI_Igather, s.base(), (int)count, mt, r.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
+      else DDT_LC_(large, MPI_Gather, s.base(), (int)count, mt, r.base(), (int)count, mt, root, MPI_COMM_WORLD);
       done(0);
       if (me == root) {
         std::vector<char> packed(ref.size * all);
@@ -357,6 +365,15 @@ void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t c
       std::vector<int> counts(np, (int)count), displs(np);
       for (int p = 0; p < np; ++p) displs[p] = (int)((np - 1 - p) * count);
       Buf s2 = make_buf(ref, all, i + 4, me), r2 = make_buf(ref, count, i + 5, me);
+#if MPI_VERSION >= 4
+      std::vector<MPI_Count> lcounts(counts.begin(), counts.end());
+      std::vector<MPI_Aint> ldispls(displs.begin(), displs.end());
+      if (large && nb)
+        MPI_Iscatterv_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root, MPI_COMM_WORLD, &req);
+      else if (large)
+        MPI_Scatterv_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root, MPI_COMM_WORLD);
+      else
+#endif
       if (nb) MPI_Iscatterv(s2.base(), counts.data(), displs.data(), mt, r2.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
       else MPI_Scatterv(s2.base(), counts.data(), displs.data(), mt, r2.base(), (int)count, mt, root, MPI_COMM_WORLD);
       done(0);

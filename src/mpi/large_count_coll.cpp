@@ -1,0 +1,284 @@
+// MPI 4's large-count collectives (MPI_Bcast_c ..., MPI_Count counts and MPI_Aint
+// displacements), where the MPI has them (MPICH 5; Open MPI 5.0 has none). mpi4py 4 calls them
+// wherever they exist, so without these its collectives of derived types under MPICH never
+// reached the interposer (neither its staging nor the runtime), and a program whose ranks mix the
+// two forms of one collective would see the interposer's protocol on some ranks and the MPI's on
+// others.
+//
+// Counts and displacements that all fit an int go the int form's way (collectives.cpp); others
+// go to the MPI as they are, which moves derived types correctly (pass.cpp keeps only the slow
+// ones from it). An array is read only where the standard makes it significant (the root's of a
+// rooted v-form, none of a send side that is MPI_IN_PLACE), so a null or stale pointer elsewhere
+// is never read. A non-blocking v-form's int arrays live until its request completes (the
+// interposer hands the MPI the user's arrays for the types it leaves to the MPI, and the MPI may
+// read them until then): its Pending owns them.
+//
+// Not the MPI's own way for every type: MPICH 5.0.2 moves some derived types wrongly in its
+// collectives (interposer_test's type 123 of seed 21 in Bcast, Alltoall, Allgather, Scatterv),
+// which the int forms' staging gets right.
+#include <array>
+#include <climits>
+#include <memory>
+#include <vector>
+
+#include "mpi/shim.hpp"
+
+#if MPI_VERSION >= 4
+
+namespace {
+
+using namespace ddtmpi;
+
+bool fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
+bool fits_disp(MPI_Aint d) { return d >= INT_MIN && d <= INT_MAX; }
+
+// The ranks a v-form's arrays have an entry for: the remote group of an intercommunicator.
+int peers(MPI_Comm comm) {
+  int inter = 0, n = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) PMPI_Comm_remote_size(comm, &n);
+  else PMPI_Comm_size(comm, &n);
+  return n;
+}
+bool is_root(MPI_Comm comm, int root) {
+  int inter = 0, me = -1;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return root == MPI_ROOT;
+  PMPI_Comm_rank(comm, &me);
+  return me == root;
+}
+
+// One array narrowed to int: `out` is null where the array is not significant (`used` false),
+// and false comes back when an entry does not fit (a count must also not be negative).
+struct Narrow {
+  std::vector<int> v;
+  const int* out = nullptr;
+  template <class T>
+  bool from(const T* a, int n, bool used, bool counts) {
+    if (!used || a == nullptr) return true;
+    v.resize(n);
+    for (int i = 0; i < n; ++i) {
+      if (counts ? !fits(a[i]) : !fits_disp(a[i])) return false;
+      v[i] = static_cast<int>(a[i]);
+    }
+    out = v.data();
+    return true;
+  }
+  bool counts(const MPI_Count* a, int n, bool used) { return from(a, n, used, true); }
+  bool displs(const MPI_Aint* a, int n, bool used) { return from(a, n, used, false); }
+};
+
+// A count the standard makes insignificant on this rank (a root's receive count on the other
+// ranks, an MPI_IN_PLACE side's) may hold anything, so it neither decides the way (every rank must
+// take the same one: the runtime's collectives agree among the ranks through the MPI) nor is
+// read: 0 goes in its place.
+struct Counts {
+  bool ok = true;
+  int take(MPI_Count c, bool significant) {
+    if (!significant) return 0;
+    if (!fits(c)) ok = false;
+    return static_cast<int>(c);
+  }
+};
+
+// Keeps `arrays` until req completes: its Pending's completion (attached by the int form, or a
+// new one) owns them.
+void keep_until_done(MPI_Request req, std::shared_ptr<void> arrays) {
+  if (req == MPI_REQUEST_NULL) return;
+  PendingRef p = find(req);
+  if (!p) {
+    p = std::make_shared<Pending>();
+    attach(req, p);
+  }
+  auto prev = std::move(p->complete);
+  p->complete = [prev, arrays](MPI_Status& st) { return prev ? prev(st) : MPI_SUCCESS; };
+}
+
+using Arrays = std::array<Narrow, 4>;
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Bcast_c(void* buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm) {
+  if (fits(count)) return MPI_Bcast(buf, static_cast<int>(count), dt, root, comm);
+  return PMPI_Bcast_c(buf, count, dt, root, comm);
+}
+int MPI_Ibcast_c(void* buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
+  if (fits(count)) return MPI_Ibcast(buf, static_cast<int>(count), dt, root, comm, req);
+  return PMPI_Ibcast_c(buf, count, dt, root, comm, req);
+}
+
+// The element-count collectives.
+int MPI_Gather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
+                 MPI_Comm comm) {
+  const bool at_root = is_root(comm, root);
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL), r = k.take(rc, at_root);
+  return k.ok ? MPI_Gather(sb, s, st, rb, r, rt, root, comm) : PMPI_Gather_c(sb, sc, st, rb, rc, rt, root, comm);
+}
+int MPI_Igather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
+                  MPI_Comm comm, MPI_Request* req) {
+  const bool at_root = is_root(comm, root);
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL), r = k.take(rc, at_root);
+  return k.ok ? MPI_Igather(sb, s, st, rb, r, rt, root, comm, req)
+              : PMPI_Igather_c(sb, sc, st, rb, rc, rt, root, comm, req);
+}
+int MPI_Scatter_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
+                  MPI_Comm comm) {
+  const bool at_root = is_root(comm, root);
+  Counts k;
+  const int s = k.take(sc, at_root), r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  return k.ok ? MPI_Scatter(sb, s, st, rb, r, rt, root, comm) : PMPI_Scatter_c(sb, sc, st, rb, rc, rt, root, comm);
+}
+int MPI_Iscatter_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
+                   MPI_Comm comm, MPI_Request* req) {
+  const bool at_root = is_root(comm, root);
+  Counts k;
+  const int s = k.take(sc, at_root), r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  return k.ok ? MPI_Iscatter(sb, s, st, rb, r, rt, root, comm, req)
+              : PMPI_Iscatter_c(sb, sc, st, rb, rc, rt, root, comm, req);
+}
+int MPI_Allgather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                    MPI_Comm comm) {
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
+  return k.ok ? MPI_Allgather(sb, s, st, rb, r, rt, comm) : PMPI_Allgather_c(sb, sc, st, rb, rc, rt, comm);
+}
+int MPI_Iallgather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                     MPI_Comm comm, MPI_Request* req) {
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
+  return k.ok ? MPI_Iallgather(sb, s, st, rb, r, rt, comm, req) : PMPI_Iallgather_c(sb, sc, st, rb, rc, rt, comm, req);
+}
+int MPI_Alltoall_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                   MPI_Comm comm) {
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
+  return k.ok ? MPI_Alltoall(sb, s, st, rb, r, rt, comm) : PMPI_Alltoall_c(sb, sc, st, rb, rc, rt, comm);
+}
+int MPI_Ialltoall_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                    MPI_Comm comm, MPI_Request* req) {
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
+  return k.ok ? MPI_Ialltoall(sb, s, st, rb, r, rt, comm, req) : PMPI_Ialltoall_c(sb, sc, st, rb, rc, rt, comm, req);
+}
+
+// The blocking v-forms.
+int MPI_Gatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
+                  MPI_Datatype rt, int root, MPI_Comm comm) {
+  const bool at_root = is_root(comm, root);
+  Narrow c, d;
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  if (k.ok && c.counts(rcs, peers(comm), at_root) && d.displs(ds, peers(comm), at_root))
+    return MPI_Gatherv(sb, s, st, rb, c.out, d.out, rt, root, comm);
+  return PMPI_Gatherv_c(sb, sc, st, rb, rcs, ds, rt, root, comm);
+}
+int MPI_Scatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_Datatype st, void* rb, MPI_Count rc,
+                   MPI_Datatype rt, int root, MPI_Comm comm) {
+  const bool at_root = is_root(comm, root);
+  Narrow c, d;
+  Counts k;
+  const int r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  if (k.ok && c.counts(scs, peers(comm), at_root) && d.displs(ds, peers(comm), at_root))
+    return MPI_Scatterv(sb, c.out, d.out, st, rb, r, rt, root, comm);
+  return PMPI_Scatterv_c(sb, scs, ds, st, rb, rc, rt, root, comm);
+}
+int MPI_Allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
+                     const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm) {
+  Narrow c, d;
+  const int n = peers(comm);
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE);
+  if (k.ok && c.counts(rcs, n, true) && d.displs(ds, n, true))
+    return MPI_Allgatherv(sb, s, st, rb, c.out, d.out, rt, comm);
+  return PMPI_Allgatherv_c(sb, sc, st, rb, rcs, ds, rt, comm);
+}
+int MPI_Alltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
+                    const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm) {
+  Narrow c1, d1, c2, d2;
+  const int n = peers(comm);
+  const bool sends = sb != MPI_IN_PLACE;
+  if (c1.counts(scs, n, sends) && d1.displs(sds, n, sends) && c2.counts(rcs, n, true) && d2.displs(rds, n, true))
+    return MPI_Alltoallv(sb, c1.out, d1.out, st, rb, c2.out, d2.out, rt, comm);
+  return PMPI_Alltoallv_c(sb, scs, sds, st, rb, rcs, rds, rt, comm);
+}
+int MPI_Alltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
+                    const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm) {
+  Narrow c1, d1, c2, d2;
+  const int n = peers(comm);
+  const bool sends = sb != MPI_IN_PLACE;
+  if (c1.counts(scs, n, sends) && d1.displs(sds, n, sends) && c2.counts(rcs, n, true) && d2.displs(rds, n, true))
+    return MPI_Alltoallw(sb, c1.out, d1.out, sts, rb, c2.out, d2.out, rts, comm);
+  return PMPI_Alltoallw_c(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
+}
+
+
+// The non-blocking v-forms, the same way.
+int MPI_Igatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
+                   MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+  const bool at_root = is_root(comm, root);
+  auto a = std::make_shared<Arrays>();
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  if (!k.ok || !(*a)[0].counts(rcs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
+    return PMPI_Igatherv_c(sb, sc, st, rb, rcs, ds, rt, root, comm, req);
+  const int rc = MPI_Igatherv(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, root, comm, req);
+  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
+  return rc;
+}
+int MPI_Iscatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_Datatype st, void* rb,
+                    MPI_Count rc, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+  const bool at_root = is_root(comm, root);
+  auto a = std::make_shared<Arrays>();
+  Counts k;
+  const int r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  if (!k.ok || !(*a)[0].counts(scs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
+    return PMPI_Iscatterv_c(sb, scs, ds, st, rb, rc, rt, root, comm, req);
+  const int e = MPI_Iscatterv(sb, (*a)[0].out, (*a)[1].out, st, rb, r, rt, root, comm, req);
+  if (e == MPI_SUCCESS) keep_until_done(*req, a);
+  return e;
+}
+int MPI_Iallgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
+                      const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+  auto a = std::make_shared<Arrays>();
+  const int n = peers(comm);
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE);
+  if (!k.ok || !(*a)[0].counts(rcs, n, true) || !(*a)[1].displs(ds, n, true))
+    return PMPI_Iallgatherv_c(sb, sc, st, rb, rcs, ds, rt, comm, req);
+  const int rc = MPI_Iallgatherv(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, comm, req);
+  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
+  return rc;
+}
+int MPI_Ialltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
+                     const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+  auto a = std::make_shared<Arrays>();
+  Arrays& x = *a;
+  const int n = peers(comm);
+  const bool sends = sb != MPI_IN_PLACE;
+  if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) || !x[3].displs(rds, n, true))
+    return PMPI_Ialltoallv_c(sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
+  const int rc = MPI_Ialltoallv(sb, x[0].out, x[1].out, st, rb, x[2].out, x[3].out, rt, comm, req);
+  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
+  return rc;
+}
+int MPI_Ialltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
+                     const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm,
+                     MPI_Request* req) {
+  auto a = std::make_shared<Arrays>();
+  Arrays& x = *a;
+  const int n = peers(comm);
+  const bool sends = sb != MPI_IN_PLACE;
+  if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) || !x[3].displs(rds, n, true))
+    return PMPI_Ialltoallw_c(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
+  const int rc = MPI_Ialltoallw(sb, x[0].out, x[1].out, sts, rb, x[2].out, x[3].out, rts, comm, req);
+  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
+  return rc;
+}
+
+}  // extern "C"
+
+#endif  // MPI_VERSION >= 4
