@@ -11,6 +11,7 @@
 #include <sched.h>
 
 #include <memory>
+#include <optional>
 
 #include "mpi/local.hpp"
 #include "mpi/shim.hpp"
@@ -407,6 +408,21 @@ int MPI_Recv_init(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_C
     PendingRef p = finish_on_completion(s, comm);
     p->persistent = true;
     p->active = false;
+    // Each start first looks in the stash: a message a probe took is this activation's (held),
+    // delivered at its completion instead of the MPI's.
+    auto held = std::make_shared<std::optional<Stashed>>();
+    p->start = [held, comm, src, tag] {
+      Stashed e;
+      if (stashed_count.load(std::memory_order_relaxed) == 0 || !take_stashed(comm, src, tag, &e)) return MPI_SUCCESS;
+      *held = e;
+      return kStartHeld;
+    };
+    p->complete = [s, comm, held](MPI_Status& st) {
+      if (!held->has_value()) return finish(*s, comm, st);
+      const Stashed e = **held;
+      held->reset();
+      return deliver_stashed(e, *s, st);
+    };
     attach(*req, std::move(p));
   }
   return rc;

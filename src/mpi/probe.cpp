@@ -18,9 +18,9 @@
 // the MPI's own: that of an empty message this process sends itself on a private communicator,
 // which MPI_Mrecv / MPI_Imrecv recognise (take_matched), receive, and replace by the stashed one.
 //
-// Not covered: a persistent receive (MPI_Recv_init, then MPI_Start) does not look in the stash:
-// a message probed and then received that way is missed (its MPI request, started, would have to
-// complete without the MPI). MPI_Sendrecv's receive half does (p2p.cpp).
+// Every receive looks in the stash first: MPI_Recv, MPI_Irecv, MPI_Sendrecv(_replace),
+// MPI_Isendrecv (through MPI_Irecv), and a persistent receive at each MPI_Start, whose MPI
+// request is then not started (Pending::held, requests.cpp: it completes as an inactive one).
 #include <atomic>
 #include <deque>
 #include <mutex>

@@ -114,6 +114,13 @@ void unmask(int n, MPI_Request reqs[], const std::vector<MPI_Request>& m, const 
     if (!busy[i]) reqs[i] = m[i];
 }
 
+// The first request of an array whose message came from the stash (Pending::held), or -1.
+int held_first(int n, const std::vector<PendingRef>& ps) {
+  for (int i = 0; i < n; ++i)
+    if (ps[i] && ps[i]->held && ps[i]->active) return i;
+  return -1;
+}
+
 using SomeFn = int (*)(int, MPI_Request[], int*, int[], MPI_Status[]);
 
 // MPI_Waitsome and MPI_Testsome: the requests that completed (outcount of them, or none) get
@@ -126,6 +133,17 @@ int some(int n, MPI_Request reqs[], int* outcount, int indices[], MPI_Status sts
   std::vector<MPI_Request> before(reqs, reqs + n);
   std::vector<MPI_Status> local;
   MPI_Status* st = statuses(sts, local, n);
+  if (held_first(n, ps) >= 0) {  // complete already; the MPI would call them inactive
+    int k = 0, rc = MPI_SUCCESS;
+    for (int i = 0; i < n; ++i)
+      if (ps[i] && ps[i]->held && ps[i]->active) {
+        PMPI_Wait(&reqs[i], &st[k]);  // inactive: returns at once with an empty status
+        indices[k] = i;
+        rc = first_error(rc, complete(before[i], ps[i], st[k++]));
+      }
+    *outcount = k;
+    return rc;
+  }
   int rc = MPI_SUCCESS;
   std::vector<char> busy;
   if (has_busy(ps)) {
@@ -260,13 +278,16 @@ int completed_request(MPI_Request* req) {
 int complete(MPI_Request before, const PendingRef& p, MPI_Status& st) {
   if (!p || !p->active) return MPI_SUCCESS;  // an inactive persistent request completes empty
   int rc = MPI_SUCCESS;
-  if (p->delivered) {
+  if (p->delivered && p->held) {
+    rc = p->delivered_rc;
+    st = p->held_status;  // the MPI's status of the unstarted request is empty
+  } else if (p->delivered) {
     rc = p->delivered_rc;
     if (p->delivered_bytes >= 0) PMPI_Status_set_elements_x(&st, MPI_BYTE, p->delivered_bytes);
   } else if (p->complete) {
     rc = p->complete(st);
   }
-  p->delivered = false, p->delivered_rc = MPI_SUCCESS, p->delivered_bytes = -1;
+  p->delivered = false, p->delivered_rc = MPI_SUCCESS, p->delivered_bytes = -1, p->held = false;
   if (p->persistent) p->active = false;
   else detach(before, p);
   return rc;
@@ -277,6 +298,7 @@ int deliver_early(const PendingRef& p, MPI_Status& st) {
   const int rc = p->complete ? p->complete(st) : MPI_SUCCESS;
   const int64_t now = received_bytes(st);
   p->delivered = true, p->delivered_rc = rc, p->delivered_bytes = now != arrived ? now : -1;
+  if (p->held) p->held_status = st;
   return rc;
 }
 
@@ -431,6 +453,10 @@ int MPI_Waitany(int n, MPI_Request reqs[], int* index, MPI_Status* status) {
   std::vector<MPI_Request> before(reqs, reqs + n);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  if ((*index = held_first(n, ps)) >= 0) {
+    PMPI_Wait(&reqs[*index], st);
+    return complete(before[*index], ps[*index], *st);
+  }
   int rc = MPI_SUCCESS;
   std::vector<char> busy;
   for (int i = 0;; ++i) {
@@ -455,6 +481,11 @@ int MPI_Testany(int n, MPI_Request reqs[], int* index, int* flag, MPI_Status* st
   std::vector<MPI_Request> before(reqs, reqs + n);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  if ((*index = held_first(n, ps)) >= 0) {
+    *flag = 1;
+    PMPI_Wait(&reqs[*index], st);
+    return complete(before[*index], ps[*index], *st);
+  }
   int rc = MPI_SUCCESS;
   std::vector<char> busy;
   if (has_busy(ps) && any_busy(n, ps, busy)) {  // the busy ones are active and incomplete
@@ -526,28 +557,38 @@ int MPI_Request_free(MPI_Request* req) {
   return MPI_SUCCESS;
 }
 
+// A persistent receive whose message a probe stashed is not started in the MPI (Pending::held).
 int MPI_Start(MPI_Request* req) {
   PendingRef p = disabled() ? nullptr : find(*req);
   if (p) {
-    if (p->start)
-      if (int rc = p->start()) return rc;
+    const int rc = p->start ? p->start() : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS && rc != kStartHeld) return rc;
     p->active = true;
     p->delivered = false;
+    p->held = rc == kStartHeld;
+    if (p->held) return MPI_SUCCESS;
   }
   return PMPI_Start(req);
 }
 
 int MPI_Startall(int n, MPI_Request reqs[]) {
   std::vector<PendingRef> ps;
+  bool any_held = false;
   if (!disabled() && snapshot(n, reqs, ps))
     for (const PendingRef& p : ps)
       if (p) {
-        if (p->start)
-          if (int rc = p->start()) return rc;
+        const int rc = p->start ? p->start() : MPI_SUCCESS;
+        if (rc != MPI_SUCCESS && rc != kStartHeld) return rc;
         p->active = true;
         p->delivered = false;
+        p->held = rc == kStartHeld;
+        any_held |= p->held;
       }
-  return PMPI_Startall(n, reqs);
+  if (!any_held) return PMPI_Startall(n, reqs);
+  int rc = MPI_SUCCESS;
+  for (int i = 0; i < n && rc == MPI_SUCCESS; ++i)
+    if (!(ps[i] && ps[i]->held)) rc = PMPI_Start(&reqs[i]);
+  return rc;
 }
 
 }  // extern "C"

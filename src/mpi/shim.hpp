@@ -226,9 +226,17 @@ struct Pending {
   int delivered_rc = MPI_SUCCESS;  // what it returned then
   int64_t delivered_bytes = -1;    // and the count it left in the status (>= 0), given again at the end
   bool ticket = false;     // a receive that may get a ticket (deliver_pending)
+  // A persistent receive whose message, this activation, came from the stash (probe.cpp): its
+  // `start` returned kStartHeld, so the MPI request was not started, and it completes as an
+  // inactive one does (at once, with an empty status that `complete` fills). held_status keeps
+  // what an early delivery (deliver_early) gave, for the final completion to give again.
+  bool held = false;
+  MPI_Status held_status{};
   MPI_Request req = MPI_REQUEST_NULL;  // its MPI request, as attached
 };
 using PendingRef = std::shared_ptr<Pending>;
+// What a persistent receive's `start` returns when its message is in the stash (Pending::held).
+constexpr int kStartHeld = -1;
 void attach(MPI_Request req, PendingRef p);
 PendingRef find(MPI_Request req);
 // Forgets req's work if it is still p (the MPI may reuse a completed request's handle).

@@ -1,7 +1,7 @@
 // Probes of messages that ddtkit's runtime carries under the interposer (issue 11): the MPI sees
 // a 64-byte ticket, but MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Get_count must report the
 // message as sent, and the receive after the probe must get it (MPI_Recv, MPI_Mrecv, and the
-// receive halves of MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Isendrecv), cancels of a pending receive and of a runtime send, and a receive
+// receive halves of MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Isendrecv, a persistent receive), cancels of a pending receive and of a runtime send, and a receive
 // that must be copied while its process blocks in another receive. Also a genuine 64-byte message
 // from the same node (which a probe must read to tell it from a ticket) arrives intact. An
 // ordinary MPI program on 2 ranks; under LD_PRELOAD=libddtkit-mpi.so with DDTKIT_EXPECT_RUNTIME=1
@@ -89,6 +89,37 @@ int main(int argc, char** argv) {
     MPI_Get_count(&st, MPI_BYTE, &c);
     if (c != 131072 || st.MPI_TAG != 22) { ++bad; printf("isendrecv count %d tag %d\n", c, st.MPI_TAG); }
     for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 0.75) ++bad;
+  }
+  // A persistent receive started after a probe took its message: the start must find it in the
+  // stash (waited for by MPI_Waitany, which must report it), and the next start the MPI's.
+  if (me == 0) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = i + 1.5;
+    MPI_Send(a.data(), 1, t, 1, 30, MPI_COMM_WORLD);
+    MPI_Recv(&me, 0, MPI_INT, 1, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = i + 2.5;
+    MPI_Send(a.data(), 1, t, 1, 30, MPI_COMM_WORLD);
+  } else {
+    std::vector<double> b(16 * 1024, -1.0);
+    MPI_Request r;
+    MPI_Status st;
+    int idx = -1, c = -1;
+    MPI_Recv_init(b.data(), 131072, MPI_BYTE, 0, 30, MPI_COMM_WORLD, &r);
+    MPI_Probe(0, 30, MPI_COMM_WORLD, &st);
+    MPI_Start(&r);
+    MPI_Waitany(1, &r, &idx, &st);
+    MPI_Get_count(&st, MPI_BYTE, &c);
+    if (idx != 0 || c != 131072 || st.MPI_SOURCE != 0 || st.MPI_TAG != 30) {
+      ++bad;
+      printf("persistent receive of a probed message: index %d count %d source %d tag %d\n", idx, c, st.MPI_SOURCE, st.MPI_TAG);
+    }
+    for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 1.5) ++bad;
+    MPI_Send(&me, 0, MPI_INT, 0, 31, MPI_COMM_WORLD);
+    MPI_Start(&r);
+    MPI_Wait(&r, &st);
+    MPI_Get_count(&st, MPI_BYTE, &c);
+    if (c != 131072 || st.MPI_TAG != 30) { ++bad; printf("persistent receive, second start: count %d tag %d\n", c, st.MPI_TAG); }
+    for (int j = 0; j < 16; ++j) for (int i = 0; i < 1024; ++i) if (b[j * 1024 + i] != j * 2048 + i + 2.5) ++bad;
+    MPI_Request_free(&r);
   }
   // Progress: a receive posted, then the process blocks in another receive while its peer's
   // blocking send of that message waits for it (the MPI completes such a send: its receive is
