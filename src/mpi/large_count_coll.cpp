@@ -96,6 +96,83 @@ void keep_until_done(MPI_Request req, std::shared_ptr<void> arrays) {
 
 using Arrays = std::array<Narrow, 4>;
 
+// After a v-form's int call: a non-blocking one (req given) keeps its arrays until it completes.
+template <class... R>
+int kept(int rc, const std::shared_ptr<Arrays>& a, R*... req) {
+  if constexpr (sizeof...(R) > 0)
+    if (rc == MPI_SUCCESS) keep_until_done(*req..., a);
+  return rc;
+}
+
+// Each pair of forms is one template over the int form F and the MPI's large-count form FC; R is
+// empty for the blocking form and MPI_Request for the non-blocking one.
+
+// Gather (Leaf = send) and Scatter (Leaf = receive): the root's side counts at the root only,
+// the leaf's side except where it is MPI_IN_PLACE or on the root's group's other ranks.
+template <auto F, auto FC, bool Gather, class... R>
+int rooted_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
+             MPI_Comm comm, R*... req) {
+  const bool at_root = is_root(comm, root);
+  const bool leaf = (Gather ? sb : rb) != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL;
+  Counts k;
+  const int s = k.take(sc, Gather ? leaf : at_root), r = k.take(rc, Gather ? at_root : leaf);
+  return k.ok ? F(sb, s, st, rb, r, rt, root, comm, req...) : FC(sb, sc, st, rb, rc, rt, root, comm, req...);
+}
+// Allgather and Alltoall.
+template <auto F, auto FC, class... R>
+int all_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, MPI_Comm comm,
+          R*... req) {
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
+  return k.ok ? F(sb, s, st, rb, r, rt, comm, req...) : FC(sb, sc, st, rb, rc, rt, comm, req...);
+}
+template <auto F, auto FC, class... R>
+int gatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
+              MPI_Datatype rt, int root, MPI_Comm comm, R*... req) {
+  const bool at_root = is_root(comm, root);
+  auto a = std::make_shared<Arrays>();
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  if (!k.ok || !(*a)[0].counts(rcs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
+    return FC(sb, sc, st, rb, rcs, ds, rt, root, comm, req...);
+  return kept(F(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, root, comm, req...), a, req...);
+}
+template <auto F, auto FC, class... R>
+int scatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_Datatype st, void* rb, MPI_Count rc,
+               MPI_Datatype rt, int root, MPI_Comm comm, R*... req) {
+  const bool at_root = is_root(comm, root);
+  auto a = std::make_shared<Arrays>();
+  Counts k;
+  const int r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
+  if (!k.ok || !(*a)[0].counts(scs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
+    return FC(sb, scs, ds, st, rb, rc, rt, root, comm, req...);
+  return kept(F(sb, (*a)[0].out, (*a)[1].out, st, rb, r, rt, root, comm, req...), a, req...);
+}
+template <auto F, auto FC, class... R>
+int allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
+                 MPI_Datatype rt, MPI_Comm comm, R*... req) {
+  auto a = std::make_shared<Arrays>();
+  const int n = peers(comm);
+  Counts k;
+  const int s = k.take(sc, sb != MPI_IN_PLACE);
+  if (!k.ok || !(*a)[0].counts(rcs, n, true) || !(*a)[1].displs(ds, n, true))
+    return FC(sb, sc, st, rb, rcs, ds, rt, comm, req...);
+  return kept(F(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, comm, req...), a, req...);
+}
+// Alltoallv (T = MPI_Datatype) and Alltoallw (T = const MPI_Datatype*): the same arrays.
+template <auto F, auto FC, class T, class... R>
+int alltoallvw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], T st, void* rb, const MPI_Count rcs[],
+                 const MPI_Aint rds[], T rt, MPI_Comm comm, R*... req) {
+  auto a = std::make_shared<Arrays>();
+  Arrays& x = *a;
+  const int n = peers(comm);
+  const bool sends = sb != MPI_IN_PLACE;
+  if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) ||
+      !x[3].displs(rds, n, true))
+    return FC(sb, scs, sds, st, rb, rcs, rds, rt, comm, req...);
+  return kept(F(sb, x[0].out, x[1].out, st, rb, x[2].out, x[3].out, rt, comm, req...), a, req...);
+}
+
 }  // namespace
 
 extern "C" {
@@ -109,174 +186,80 @@ int MPI_Ibcast_c(void* buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm
   return PMPI_Ibcast_c(buf, count, dt, root, comm, req);
 }
 
-// The element-count collectives.
-int MPI_Gather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
-                 MPI_Comm comm) {
-  const bool at_root = is_root(comm, root);
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL), r = k.take(rc, at_root);
-  return k.ok ? MPI_Gather(sb, s, st, rb, r, rt, root, comm) : PMPI_Gather_c(sb, sc, st, rb, rc, rt, root, comm);
+int MPI_Gather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                 int root, MPI_Comm comm) {
+  return rooted_c<MPI_Gather, PMPI_Gather_c, true>(sb, sc, st, rb, rc, rt, root, comm);
 }
-int MPI_Igather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
-                  MPI_Comm comm, MPI_Request* req) {
-  const bool at_root = is_root(comm, root);
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL), r = k.take(rc, at_root);
-  return k.ok ? MPI_Igather(sb, s, st, rb, r, rt, root, comm, req)
-              : PMPI_Igather_c(sb, sc, st, rb, rc, rt, root, comm, req);
+int MPI_Igather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                  int root, MPI_Comm comm, MPI_Request* req) {
+  return rooted_c<MPI_Igather, PMPI_Igather_c, true>(sb, sc, st, rb, rc, rt, root, comm, req);
 }
-int MPI_Scatter_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
-                  MPI_Comm comm) {
-  const bool at_root = is_root(comm, root);
-  Counts k;
-  const int s = k.take(sc, at_root), r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  return k.ok ? MPI_Scatter(sb, s, st, rb, r, rt, root, comm) : PMPI_Scatter_c(sb, sc, st, rb, rc, rt, root, comm);
+int MPI_Scatter_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                  int root, MPI_Comm comm) {
+  return rooted_c<MPI_Scatter, PMPI_Scatter_c, false>(sb, sc, st, rb, rc, rt, root, comm);
 }
-int MPI_Iscatter_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
-                   MPI_Comm comm, MPI_Request* req) {
-  const bool at_root = is_root(comm, root);
-  Counts k;
-  const int s = k.take(sc, at_root), r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  return k.ok ? MPI_Iscatter(sb, s, st, rb, r, rt, root, comm, req)
-              : PMPI_Iscatter_c(sb, sc, st, rb, rc, rt, root, comm, req);
+int MPI_Iscatter_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                   int root, MPI_Comm comm, MPI_Request* req) {
+  return rooted_c<MPI_Iscatter, PMPI_Iscatter_c, false>(sb, sc, st, rb, rc, rt, root, comm, req);
 }
 int MPI_Allgather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
                     MPI_Comm comm) {
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
-  return k.ok ? MPI_Allgather(sb, s, st, rb, r, rt, comm) : PMPI_Allgather_c(sb, sc, st, rb, rc, rt, comm);
+  return all_c<MPI_Allgather, PMPI_Allgather_c>(sb, sc, st, rb, rc, rt, comm);
 }
 int MPI_Iallgather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
                      MPI_Comm comm, MPI_Request* req) {
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
-  return k.ok ? MPI_Iallgather(sb, s, st, rb, r, rt, comm, req) : PMPI_Iallgather_c(sb, sc, st, rb, rc, rt, comm, req);
+  return all_c<MPI_Iallgather, PMPI_Iallgather_c>(sb, sc, st, rb, rc, rt, comm, req);
 }
 int MPI_Alltoall_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
                    MPI_Comm comm) {
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
-  return k.ok ? MPI_Alltoall(sb, s, st, rb, r, rt, comm) : PMPI_Alltoall_c(sb, sc, st, rb, rc, rt, comm);
+  return all_c<MPI_Alltoall, PMPI_Alltoall_c>(sb, sc, st, rb, rc, rt, comm);
 }
 int MPI_Ialltoall_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
                     MPI_Comm comm, MPI_Request* req) {
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE), r = k.take(rc, true);
-  return k.ok ? MPI_Ialltoall(sb, s, st, rb, r, rt, comm, req) : PMPI_Ialltoall_c(sb, sc, st, rb, rc, rt, comm, req);
+  return all_c<MPI_Ialltoall, PMPI_Ialltoall_c>(sb, sc, st, rb, rc, rt, comm, req);
 }
 
-// The blocking v-forms.
+// The v-forms.
 int MPI_Gatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
                   MPI_Datatype rt, int root, MPI_Comm comm) {
-  const bool at_root = is_root(comm, root);
-  Narrow c, d;
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  if (k.ok && c.counts(rcs, peers(comm), at_root) && d.displs(ds, peers(comm), at_root))
-    return MPI_Gatherv(sb, s, st, rb, c.out, d.out, rt, root, comm);
-  return PMPI_Gatherv_c(sb, sc, st, rb, rcs, ds, rt, root, comm);
+  return gatherv_c<MPI_Gatherv, PMPI_Gatherv_c>(sb, sc, st, rb, rcs, ds, rt, root, comm);
+}
+int MPI_Igatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
+                   MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
+  return gatherv_c<MPI_Igatherv, PMPI_Igatherv_c>(sb, sc, st, rb, rcs, ds, rt, root, comm, req);
 }
 int MPI_Scatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_Datatype st, void* rb, MPI_Count rc,
                    MPI_Datatype rt, int root, MPI_Comm comm) {
-  const bool at_root = is_root(comm, root);
-  Narrow c, d;
-  Counts k;
-  const int r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  if (k.ok && c.counts(scs, peers(comm), at_root) && d.displs(ds, peers(comm), at_root))
-    return MPI_Scatterv(sb, c.out, d.out, st, rb, r, rt, root, comm);
-  return PMPI_Scatterv_c(sb, scs, ds, st, rb, rc, rt, root, comm);
-}
-int MPI_Allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
-                     const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm) {
-  Narrow c, d;
-  const int n = peers(comm);
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE);
-  if (k.ok && c.counts(rcs, n, true) && d.displs(ds, n, true))
-    return MPI_Allgatherv(sb, s, st, rb, c.out, d.out, rt, comm);
-  return PMPI_Allgatherv_c(sb, sc, st, rb, rcs, ds, rt, comm);
-}
-int MPI_Alltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
-                    const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm) {
-  Narrow c1, d1, c2, d2;
-  const int n = peers(comm);
-  const bool sends = sb != MPI_IN_PLACE;
-  if (c1.counts(scs, n, sends) && d1.displs(sds, n, sends) && c2.counts(rcs, n, true) && d2.displs(rds, n, true))
-    return MPI_Alltoallv(sb, c1.out, d1.out, st, rb, c2.out, d2.out, rt, comm);
-  return PMPI_Alltoallv_c(sb, scs, sds, st, rb, rcs, rds, rt, comm);
-}
-int MPI_Alltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
-                    const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm) {
-  Narrow c1, d1, c2, d2;
-  const int n = peers(comm);
-  const bool sends = sb != MPI_IN_PLACE;
-  if (c1.counts(scs, n, sends) && d1.displs(sds, n, sends) && c2.counts(rcs, n, true) && d2.displs(rds, n, true))
-    return MPI_Alltoallw(sb, c1.out, d1.out, sts, rb, c2.out, d2.out, rts, comm);
-  return PMPI_Alltoallw_c(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
-}
-
-
-// The non-blocking v-forms, the same way.
-int MPI_Igatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
-                   MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
-  const bool at_root = is_root(comm, root);
-  auto a = std::make_shared<Arrays>();
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  if (!k.ok || !(*a)[0].counts(rcs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
-    return PMPI_Igatherv_c(sb, sc, st, rb, rcs, ds, rt, root, comm, req);
-  const int rc = MPI_Igatherv(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, root, comm, req);
-  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
-  return rc;
+  return scatterv_c<MPI_Scatterv, PMPI_Scatterv_c>(sb, scs, ds, st, rb, rc, rt, root, comm);
 }
 int MPI_Iscatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_Datatype st, void* rb,
                     MPI_Count rc, MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request* req) {
-  const bool at_root = is_root(comm, root);
-  auto a = std::make_shared<Arrays>();
-  Counts k;
-  const int r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  if (!k.ok || !(*a)[0].counts(scs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
-    return PMPI_Iscatterv_c(sb, scs, ds, st, rb, rc, rt, root, comm, req);
-  const int e = MPI_Iscatterv(sb, (*a)[0].out, (*a)[1].out, st, rb, r, rt, root, comm, req);
-  if (e == MPI_SUCCESS) keep_until_done(*req, a);
-  return e;
+  return scatterv_c<MPI_Iscatterv, PMPI_Iscatterv_c>(sb, scs, ds, st, rb, rc, rt, root, comm, req);
+}
+int MPI_Allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
+                     const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm) {
+  return allgatherv_c<MPI_Allgatherv, PMPI_Allgatherv_c>(sb, sc, st, rb, rcs, ds, rt, comm);
 }
 int MPI_Iallgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
                       const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
-  auto a = std::make_shared<Arrays>();
-  const int n = peers(comm);
-  Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE);
-  if (!k.ok || !(*a)[0].counts(rcs, n, true) || !(*a)[1].displs(ds, n, true))
-    return PMPI_Iallgatherv_c(sb, sc, st, rb, rcs, ds, rt, comm, req);
-  const int rc = MPI_Iallgatherv(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, comm, req);
-  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
-  return rc;
+  return allgatherv_c<MPI_Iallgatherv, PMPI_Iallgatherv_c>(sb, sc, st, rb, rcs, ds, rt, comm, req);
+}
+int MPI_Alltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
+                    const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm) {
+  return alltoallvw_c<MPI_Alltoallv, PMPI_Alltoallv_c>(sb, scs, sds, st, rb, rcs, rds, rt, comm);
 }
 int MPI_Ialltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
                      const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
-  auto a = std::make_shared<Arrays>();
-  Arrays& x = *a;
-  const int n = peers(comm);
-  const bool sends = sb != MPI_IN_PLACE;
-  if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) || !x[3].displs(rds, n, true))
-    return PMPI_Ialltoallv_c(sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
-  const int rc = MPI_Ialltoallv(sb, x[0].out, x[1].out, st, rb, x[2].out, x[3].out, rt, comm, req);
-  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
-  return rc;
+  return alltoallvw_c<MPI_Ialltoallv, PMPI_Ialltoallv_c>(sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
+}
+int MPI_Alltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
+                    const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm) {
+  return alltoallvw_c<MPI_Alltoallw, PMPI_Alltoallw_c>(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
 }
 int MPI_Ialltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
                      const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm,
                      MPI_Request* req) {
-  auto a = std::make_shared<Arrays>();
-  Arrays& x = *a;
-  const int n = peers(comm);
-  const bool sends = sb != MPI_IN_PLACE;
-  if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) || !x[3].displs(rds, n, true))
-    return PMPI_Ialltoallw_c(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
-  const int rc = MPI_Ialltoallw(sb, x[0].out, x[1].out, sts, rb, x[2].out, x[3].out, rts, comm, req);
-  if (rc == MPI_SUCCESS) keep_until_done(*req, a);
-  return rc;
+  return alltoallvw_c<MPI_Ialltoallw, PMPI_Ialltoallw_c>(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
 }
 
 }  // extern "C"

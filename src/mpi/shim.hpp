@@ -224,14 +224,12 @@ struct Pending {
   bool active = true;      // persistent: between MPI_Start and completion
   bool delivered = false;  // `complete` already ran this activation (MPI_Request_get_status, a wait loop)
   int delivered_rc = MPI_SUCCESS;  // what it returned then
-  int64_t delivered_bytes = -1;    // and the count it left in the status (>= 0), given again at the end
+  MPI_Status delivered_status{};   // and the status it left, given again at the end
   bool ticket = false;     // a receive that may get a ticket (deliver_pending)
   // A persistent receive whose message, this activation, came from the stash (probe.cpp): its
   // `start` returned kStartHeld, so the MPI request was not started, and it completes as an
-  // inactive one does (at once, with an empty status that `complete` fills). held_status keeps
-  // what an early delivery (deliver_early) gave, for the final completion to give again.
+  // inactive one does (at once, with an empty status that `complete` fills).
   bool held = false;
-  MPI_Status held_status{};
   MPI_Request req = MPI_REQUEST_NULL;  // its MPI request, as attached
 };
 using PendingRef = std::shared_ptr<Pending>;

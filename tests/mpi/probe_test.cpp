@@ -1,8 +1,9 @@
 // Probes of messages that ddtkit's runtime carries under the interposer (issue 11): the MPI sees
 // a 64-byte ticket, but MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Get_count must report the
-// message as sent, and the receive after the probe must get it (MPI_Recv, MPI_Mrecv, and the
-// receive halves of MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Isendrecv, a persistent receive), cancels of a pending receive and of a runtime send, and a receive
-// that must be copied while its process blocks in another receive. Also a genuine 64-byte message
+// message as sent, and the receive after the probe must get it (MPI_Recv, MPI_Mrecv, the receive
+// halves of MPI_Sendrecv, MPI_Sendrecv_replace and MPI_Isendrecv, a persistent receive), cancels
+// of a pending receive, of MPI_Isendrecv and of a runtime send, and a receive that must be copied
+// while its process blocks in another receive. Also a genuine 64-byte message
 // from the same node (which a probe must read to tell it from a ticket) arrives intact. An
 // ordinary MPI program on 2 ranks; under LD_PRELOAD=libddtkit-mpi.so with DDTKIT_EXPECT_RUNTIME=1
 // the vector messages (8 KiB blocks: CMA pays, so even the MPI_Isend goes through the runtime)
