@@ -18,19 +18,8 @@
 
 using namespace ddtmpi;
 
-namespace {
+namespace ddtmpi {
 
-struct Coll {
-  Side s, r;
-  std::vector<int> sc, sd, rc, rd;      // byte counts and displacements of v-forms
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, bytes) of r to unpack after
-};
-using CollRef = std::shared_ptr<Coll>;
-
-struct Group {
-  bool inter;
-  int me, peers;  // peers: the group the data goes to or comes from
-};
 Group group(MPI_Comm comm) {
   int inter = 0, me = 0, n = 0;
   PMPI_Comm_test_inter(comm, &inter);
@@ -40,17 +29,21 @@ Group group(MPI_Comm comm) {
   return {inter != 0, me, n};
 }
 
-// The two roles of a rooted collective (gather, scatter and their v-forms): the root, which
-// sends to or receives from every peer, and a leaf, which sends or receives its own chunk: every
-// rank of an intracommunicator (the root too, unless its own buffer is MPI_IN_PLACE), and in an
-// intercommunicator the ranks of the group that does not hold the root.
-struct Roles {
-  bool root, leaf;
-};
 Roles roles(const Group& g, int root, const void* leaf_buf) {
   const bool is_root = g.inter ? root == MPI_ROOT : g.me == root;
   return {is_root, g.inter ? root >= 0 : !(is_root && leaf_buf == MPI_IN_PLACE)};
 }
+
+}  // namespace ddtmpi
+
+namespace {
+
+struct Coll {
+  Side s, r;
+  std::vector<int> sc, sd, rc, rd;      // byte counts and displacements of v-forms
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, bytes) of r to unpack after
+};
+using CollRef = std::shared_ptr<Coll>;
 
 // The send side: prepared where this rank sends from it, the user's arguments otherwise (in place,
 // or a rank whose send arguments the collective ignores).

@@ -9,13 +9,13 @@
 // receive here that holds a ticket gets its copy while its peer waits for it). When both are
 // complete the generalized request is completed, and its status is the receive's.
 //
-// MPI_Isendrecv_replace packs the buffer first (MPI_Pack, the interposer's) and sends the packed
+// MPI_Isendrecv_replace packs the buffer first (pack_aside, p2p.cpp) and sends the packed
 // bytes as MPI_PACKED, which any receive type matches; the receive then lands in the buffer. It
 // gives up the runtime's one-copy path for its send half: the buffer is overwritten while the
 // send may still read it, so the send needs a copy of its own either way.
 //
-// MPI_Cancel cancels both halves where they can be (a send through the runtime cannot, and
-// completes normally); the status says cancelled when the receive was.
+// MPI_Cancel cancels both halves (Pending::cancel) where they can be (a send through the runtime
+// cannot, and completes normally); the status says cancelled when the receive was.
 #include <memory>
 #include <vector>
 
@@ -45,7 +45,6 @@ int release(void* extra) {
   delete static_cast<PairRef*>(extra);
   return MPI_SUCCESS;
 }
-int cancel_nothing(void*, int) { return MPI_SUCCESS; }  // MPI_Cancel below cancels the halves
 
 // Tests one half once. A half that fails is complete (the MPI frees a request that completes in
 // error), its error kept.
@@ -82,7 +81,7 @@ int post_pair(const PairRef& p, const void* sbuf, int scount, MPI_Datatype stype
     return rc;
   }
   auto* extra = new PairRef(p);
-  if (int rc = PMPI_Grequest_start(query, release, cancel_nothing, extra, &p->self)) {
+  if (int rc = PMPI_Grequest_start(query, release, nothing_to_cancel, extra, &p->self)) {
     delete extra;
     MPI_Cancel(&p->recv);
     MPI_Request_free(&p->recv);
@@ -118,12 +117,8 @@ int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int s
   if (disabled()) return PMPI_Isendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, req);
   if (req == nullptr) return raise(comm, MPI_ERR_REQUEST);
   auto p = std::make_shared<Pair>();
-  int size = 0, position = 0;
-  if (dest != MPI_PROC_NULL) {
-    if (int rc = MPI_Pack_size(count, dt, comm, &size)) return rc;
-    p->packed.resize(size > 0 ? size : 1);
-    if (int rc = MPI_Pack(buf, count, dt, p->packed.data(), size, &position, comm)) return rc;
-  }
+  int position = 0;
+  if (int rc = pack_aside(buf, count, dt, dest, comm, p->packed, &position)) return rc;
   return post_pair(p, p->packed.data(), position, MPI_PACKED, dest, stag, buf, count, dt, src, rtag, comm, req);
 }
 

@@ -24,19 +24,33 @@ namespace {
 
 bool fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
 
-using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
-using SendCFn = int (*)(const void*, MPI_Count, MPI_Datatype, int, int, MPI_Comm);
-using IsendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
-using IsendCFn = int (*)(const void*, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
-
-// A send's large-count form: the interposer's int form F where the count fits, else the MPI's FC.
-template <SendFn F, SendCFn FC>
-int send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  return fits(count) ? F(buf, static_cast<int>(count), dt, dest, tag, comm) : FC(buf, count, dt, dest, tag, comm);
+// A send's large-count form: the interposer's int form F where the count fits, else the MPI's FC
+// (R: nothing for a blocking send, MPI_Request for a non-blocking or persistent one).
+template <auto F, auto FC, class... R>
+int send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, R*... req) {
+  return fits(count) ? F(buf, static_cast<int>(count), dt, dest, tag, comm, req...)
+                     : FC(buf, count, dt, dest, tag, comm, req...);
 }
-template <IsendFn F, IsendCFn FC>
-int request_send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return fits(count) ? F(buf, static_cast<int>(count), dt, dest, tag, comm, req) : FC(buf, count, dt, dest, tag, comm, req);
+// A receive's (L: MPI_Status* for MPI_Recv, MPI_Request* for MPI_Irecv and MPI_Recv_init).
+template <auto F, auto FC, class L>
+int recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, L last) {
+  return fits(count) ? F(buf, static_cast<int>(count), dt, src, tag, comm, last)
+                     : FC(buf, count, dt, src, tag, comm, last);
+}
+// MPI_Sendrecv and MPI_Isendrecv (L: MPI_Status* or MPI_Request*), and their _replace forms.
+template <auto F, auto FC, class L>
+int sendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+               MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, L last) {
+  if (fits(scount) && fits(rcount))
+    return F(sbuf, static_cast<int>(scount), stype, dest, stag, rbuf, static_cast<int>(rcount), rtype, src, rtag,
+             comm, last);
+  return FC(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, last);
+}
+template <auto F, auto FC, class L>
+int sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+                       MPI_Comm comm, L last) {
+  if (fits(count)) return F(buf, static_cast<int>(count), dt, dest, stag, src, rtag, comm, last);
+  return FC(buf, count, dt, dest, stag, src, rtag, comm, last);
 }
 
 }  // namespace
@@ -58,41 +72,38 @@ int MPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int
   return send_c<MPI_Bsend, PMPI_Bsend_c>(buf, count, dt, dest, tag, comm);
 }
 int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Isend, PMPI_Isend_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Isend, PMPI_Isend_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Issend, PMPI_Issend_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Issend, PMPI_Issend_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Irsend, PMPI_Irsend_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Irsend, PMPI_Irsend_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Ibsend, PMPI_Ibsend_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Ibsend, PMPI_Ibsend_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Send_init, PMPI_Send_init_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Send_init, PMPI_Send_init_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Ssend_init, PMPI_Ssend_init_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Ssend_init, PMPI_Ssend_init_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Rsend_init, PMPI_Rsend_init_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Rsend_init, PMPI_Rsend_init_c>(buf, count, dt, dest, tag, comm, req);
 }
 int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return request_send_c<MPI_Bsend_init, PMPI_Bsend_init_c>(buf, count, dt, dest, tag, comm, req);
+  return send_c<MPI_Bsend_init, PMPI_Bsend_init_c>(buf, count, dt, dest, tag, comm, req);
 }
 
 int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
-  return fits(count) ? MPI_Recv(buf, static_cast<int>(count), dt, src, tag, comm, status)
-                     : PMPI_Recv_c(buf, count, dt, src, tag, comm, status);
+  return recv_c<MPI_Recv, PMPI_Recv_c>(buf, count, dt, src, tag, comm, status);
 }
 int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
-  return fits(count) ? MPI_Irecv(buf, static_cast<int>(count), dt, src, tag, comm, req)
-                     : PMPI_Irecv_c(buf, count, dt, src, tag, comm, req);
+  return recv_c<MPI_Irecv, PMPI_Irecv_c>(buf, count, dt, src, tag, comm, req);
 }
 int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
-  return fits(count) ? MPI_Recv_init(buf, static_cast<int>(count), dt, src, tag, comm, req)
-                     : PMPI_Recv_init_c(buf, count, dt, src, tag, comm, req);
+  return recv_c<MPI_Recv_init, PMPI_Recv_init_c>(buf, count, dt, src, tag, comm, req);
 }
 int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status) {
   if (fits(count) || (count > 0 && is_matched(*msg)))
@@ -106,28 +117,23 @@ int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, 
 }
 int MPI_Sendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                    MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
-  if (fits(scount) && fits(rcount))
-    return MPI_Sendrecv(sbuf, static_cast<int>(scount), stype, dest, stag, rbuf, static_cast<int>(rcount), rtype, src,
-                        rtag, comm, status);
-  return PMPI_Sendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, status);
+  return sendrecv_c<MPI_Sendrecv, PMPI_Sendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
+                                                   comm, status);
 }
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
                            MPI_Comm comm, MPI_Status* status) {
-  if (fits(count)) return MPI_Sendrecv_replace(buf, static_cast<int>(count), dt, dest, stag, src, rtag, comm, status);
-  return PMPI_Sendrecv_replace_c(buf, count, dt, dest, stag, src, rtag, comm, status);
+  return sendrecv_replace_c<MPI_Sendrecv_replace, PMPI_Sendrecv_replace_c>(buf, count, dt, dest, stag, src, rtag,
+                                                                           comm, status);
 }
-
 int MPI_Isendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                     MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req) {
-  if (fits(scount) && fits(rcount))
-    return MPI_Isendrecv(sbuf, static_cast<int>(scount), stype, dest, stag, rbuf, static_cast<int>(rcount), rtype, src,
-                         rtag, comm, req);
-  return PMPI_Isendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, req);
+  return sendrecv_c<MPI_Isendrecv, PMPI_Isendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
+                                                     comm, req);
 }
 int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
                             MPI_Comm comm, MPI_Request* req) {
-  if (fits(count)) return MPI_Isendrecv_replace(buf, static_cast<int>(count), dt, dest, stag, src, rtag, comm, req);
-  return PMPI_Isendrecv_replace_c(buf, count, dt, dest, stag, src, rtag, comm, req);
+  return sendrecv_replace_c<MPI_Isendrecv_replace, PMPI_Isendrecv_replace_c>(buf, count, dt, dest, stag, src, rtag,
+                                                                             comm, req);
 }
 
 }  // extern "C"

@@ -32,22 +32,6 @@ using namespace ddtmpi;
 bool fits(MPI_Count c) { return c >= 0 && c <= INT_MAX; }
 bool fits_disp(MPI_Aint d) { return d >= INT_MIN && d <= INT_MAX; }
 
-// The ranks a v-form's arrays have an entry for: the remote group of an intercommunicator.
-int peers(MPI_Comm comm) {
-  int inter = 0, n = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  if (inter) PMPI_Comm_remote_size(comm, &n);
-  else PMPI_Comm_size(comm, &n);
-  return n;
-}
-bool is_root(MPI_Comm comm, int root) {
-  int inter = 0, me = -1;
-  PMPI_Comm_test_inter(comm, &inter);
-  if (inter) return root == MPI_ROOT;
-  PMPI_Comm_rank(comm, &me);
-  return me == root;
-}
-
 // One array narrowed to int: `out` is null where the array is not significant (`used` false),
 // and false comes back when an entry does not fit (a count must also not be negative).
 struct Narrow {
@@ -107,15 +91,14 @@ int kept(int rc, const std::shared_ptr<Arrays>& a, R*... req) {
 // Each pair of forms is one template over the int form F and the MPI's large-count form FC; R is
 // empty for the blocking form and MPI_Request for the non-blocking one.
 
-// Gather (Leaf = send) and Scatter (Leaf = receive): the root's side counts at the root only,
-// the leaf's side except where it is MPI_IN_PLACE or on the root's group's other ranks.
+// Gather (the leaves send) and Scatter (the leaves receive): the root's side counts at the root
+// only, a leaf's side at the leaves only (roles, collectives.cpp).
 template <auto F, auto FC, bool Gather, class... R>
 int rooted_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt, int root,
              MPI_Comm comm, R*... req) {
-  const bool at_root = is_root(comm, root);
-  const bool leaf = (Gather ? sb : rb) != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL;
+  const Roles x = roles(group(comm), root, Gather ? sb : rb);
   Counts k;
-  const int s = k.take(sc, Gather ? leaf : at_root), r = k.take(rc, Gather ? at_root : leaf);
+  const int s = k.take(sc, Gather ? x.leaf : x.root), r = k.take(rc, Gather ? x.root : x.leaf);
   return k.ok ? F(sb, s, st, rb, r, rt, root, comm, req...) : FC(sb, sc, st, rb, rc, rt, root, comm, req...);
 }
 // Allgather and Alltoall.
@@ -129,22 +112,24 @@ int all_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc,
 template <auto F, auto FC, class... R>
 int gatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
               MPI_Datatype rt, int root, MPI_Comm comm, R*... req) {
-  const bool at_root = is_root(comm, root);
+  const Group g = group(comm);
+  const Roles x = roles(g, root, sb);
   auto a = std::make_shared<Arrays>();
   Counts k;
-  const int s = k.take(sc, sb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  if (!k.ok || !(*a)[0].counts(rcs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
+  const int s = k.take(sc, x.leaf);
+  if (!k.ok || !(*a)[0].counts(rcs, g.peers, x.root) || !(*a)[1].displs(ds, g.peers, x.root))
     return FC(sb, sc, st, rb, rcs, ds, rt, root, comm, req...);
   return kept(F(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, root, comm, req...), a, req...);
 }
 template <auto F, auto FC, class... R>
 int scatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_Datatype st, void* rb, MPI_Count rc,
                MPI_Datatype rt, int root, MPI_Comm comm, R*... req) {
-  const bool at_root = is_root(comm, root);
+  const Group g = group(comm);
+  const Roles x = roles(g, root, rb);
   auto a = std::make_shared<Arrays>();
   Counts k;
-  const int r = k.take(rc, rb != MPI_IN_PLACE && root != MPI_ROOT && root != MPI_PROC_NULL);
-  if (!k.ok || !(*a)[0].counts(scs, peers(comm), at_root) || !(*a)[1].displs(ds, peers(comm), at_root))
+  const int r = k.take(rc, x.leaf);
+  if (!k.ok || !(*a)[0].counts(scs, g.peers, x.root) || !(*a)[1].displs(ds, g.peers, x.root))
     return FC(sb, scs, ds, st, rb, rc, rt, root, comm, req...);
   return kept(F(sb, (*a)[0].out, (*a)[1].out, st, rb, r, rt, root, comm, req...), a, req...);
 }
@@ -152,7 +137,7 @@ template <auto F, auto FC, class... R>
 int allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
                  MPI_Datatype rt, MPI_Comm comm, R*... req) {
   auto a = std::make_shared<Arrays>();
-  const int n = peers(comm);
+  const int n = group(comm).peers;
   Counts k;
   const int s = k.take(sc, sb != MPI_IN_PLACE);
   if (!k.ok || !(*a)[0].counts(rcs, n, true) || !(*a)[1].displs(ds, n, true))
@@ -165,7 +150,7 @@ int alltoallvw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], T 
                  const MPI_Aint rds[], T rt, MPI_Comm comm, R*... req) {
   auto a = std::make_shared<Arrays>();
   Arrays& x = *a;
-  const int n = peers(comm);
+  const int n = group(comm).peers;
   const bool sends = sb != MPI_IN_PLACE;
   if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) ||
       !x[3].displs(rds, n, true))

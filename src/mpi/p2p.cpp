@@ -75,13 +75,18 @@ bool plain_recv(int count, const TypeInfo& ti) {
 // too small for the runtime (route_below), where no buffer can be on a device: the pass rule's
 // messages under Open MPI (the 480 B vector of 12 x 40 B blocks: the interposer's instructions
 // per round trip of one rank, callgrind, 632 -> see the commit).
+// A Pack type's count that went to the MPI as it is before (note_as_is) goes so again, where no
+// buffer can be on a device.
+inline bool as_is_again(const TypeInfo& ti, int count) {
+  return ti.mode == TypeInfo::Pack && count == ti.as_is_count.load(std::memory_order_relaxed) &&
+         hot.device_mode.load(std::memory_order_relaxed) == 0;
+}
 template <int Mode>
 inline bool plain_send(const TypeInfo* ti, int count, int dest) {
   if (!ti || dest == MPI_PROC_NULL || hot.disabled.load(std::memory_order_relaxed) != 0) return false;
   const int64_t bytes = static_cast<int64_t>(count) * ti->size;
   if (ti->mode == TypeInfo::Pass) return Mode == kNone || bytes < static_cast<int64_t>(sizeof(Ticket)) || !local_on();
-  return ti->mode == TypeInfo::Pack && count == ti->as_is_count.load(std::memory_order_relaxed) &&
-         bytes < hot.route_below.load(std::memory_order_relaxed) && hot.device_mode.load(std::memory_order_relaxed) == 0;
+  return as_is_again(*ti, count) && bytes < hot.route_below.load(std::memory_order_relaxed);
 }
 // Remembers that count elements of a Pack type went to the MPI as they are (d: direct's answer).
 inline void note_as_is(const TypeInfo& ti, int count, MPI_Datatype dt, const Direct& d) {
@@ -260,6 +265,21 @@ PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
 
 }  // namespace
 
+namespace ddtmpi {
+
+int pack_aside(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, std::vector<char>& out,
+               int* bytes) {
+  int size = 0;
+  *bytes = 0;
+  out.assign(1, 0);  // a valid pointer even for nothing
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (int rc = MPI_Pack_size(count, dt, comm, &size)) return rc;
+  out.resize(size > 0 ? size : 1);
+  return MPI_Pack(buf, count, dt, out.data(), size, bytes, comm);
+}
+
+}  // namespace ddtmpi
+
 extern "C" {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
@@ -312,8 +332,7 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   // onto the same buffer.
   // A Pack type's count whose sends or receives went as they are goes so again (plain_send).
   Direct d;
-  const bool as_is = ti.mode == TypeInfo::Pack && count == ti.as_is_count.load(std::memory_order_relaxed) &&
-                     hot.device_mode.load(std::memory_order_relaxed) == 0;
+  const bool as_is = as_is_again(ti, count);
   if (as_is) d = Direct{buf, count, dt};
   if (stashed_count.load(std::memory_order_relaxed) == 0 && (as_is || direct(ti, buf, count, dt, &d))) {
     note_as_is(ti, count, dt, d);
@@ -528,13 +547,9 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int st
   if (src != MPI_PROC_NULL && take_stashed(comm, src, rtag, &e)) {
     Side r;
     if (int rc = prepare_recv(r, buf, count, dt)) return raise(comm, rc);
-    int size = 0, position = 0;
+    int position = 0;
     std::vector<char> packed;
-    if (dest != MPI_PROC_NULL) {
-      if (int rc = MPI_Pack_size(count, dt, comm, &size)) return rc;
-      packed.resize(size > 0 ? size : 1);
-      if (int rc = MPI_Pack(buf, count, dt, packed.data(), size, &position, comm)) return rc;
-    }
+    if (int rc = pack_aside(buf, count, dt, dest, comm, packed, &position)) return rc;
     MPI_Status local;
     const int rc = raise(comm, deliver_stashed(e, r, status == MPI_STATUS_IGNORE ? local : *status));
     const int rc2 = PMPI_Send(packed.data(), position, MPI_PACKED, dest, stag, comm);

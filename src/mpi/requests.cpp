@@ -267,8 +267,9 @@ int empty_query(void*, MPI_Status* st) {  // the Pending writes the status that 
   return MPI_SUCCESS;
 }
 int nothing_to_free(void*) { return MPI_SUCCESS; }
-int nothing_to_cancel(void*, int) { return MPI_SUCCESS; }
 }  // namespace
+
+int nothing_to_cancel(void*, int) { return MPI_SUCCESS; }
 
 int completed_request(MPI_Request* req) {
   int rc = PMPI_Grequest_start(empty_query, nothing_to_free, nothing_to_cancel, nullptr, req);

@@ -41,7 +41,7 @@ uint64_t handle_key(Handle h) {
 // MPI (callgrind, one rank, the difference between 20,000 and 60,000 round trips).
 struct Hot {
   std::atomic<int8_t> disabled{-1};      // DDTKIT_DISABLE, read at the first call (-1: not yet)
-  std::atomic<bool> local_on{false};     // local.cpp's State::on, mirrored
+  std::atomic<bool> local_on{false};     // local.cpp: the runtime is on (local_init)
   std::atomic<size_t> tickets{0};        // requests.cpp: receives that may hold a ticket
   std::atomic<size_t> live{0};           // requests.cpp: requests with work attached or adopted
   std::atomic<int8_t> device_mode{0};    // device.cpp's mode: 0 when no buffer can be on a device
@@ -274,6 +274,29 @@ void deliver_pending();
 // two stashed messages delivered the second twice and waited for ever in the first's place
 // (mpi4py's pkl5 testBigMPI under both MPIs: two matched probes, two MPI_Imrecv, MPI_Waitall).
 int completed_request(MPI_Request* req);
+// A generalized request's cancel_fn for requests whose cancel the interposer does itself.
+int nothing_to_cancel(void*, int);
+// The packed bytes of count elements of dt at buf (MPI_Pack, the interposer's), `*bytes` of
+// `out`, for a send that must not read the buffer later (MPI_Sendrecv_replace's and
+// MPI_Isendrecv_replace's, whose receive overwrites it). Nothing for MPI_PROC_NULL.
+int pack_aside(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, std::vector<char>& out,
+               int* bytes);
+
+// A collective's communicator (collectives.cpp): `peers` is the group the data goes to or comes
+// from (the remote group of an intercommunicator).
+struct Group {
+  bool inter;
+  int me, peers;
+};
+Group group(MPI_Comm comm);
+// The two roles of a rooted collective (gather, scatter and their v-forms): the root, which
+// sends to or receives from every peer, and a leaf, which sends or receives its own chunk: every
+// rank of an intracommunicator (the root too, unless its own buffer is MPI_IN_PLACE), and in an
+// intercommunicator the ranks of the group that does not hold the root.
+struct Roles {
+  bool root, leaf;
+};
+Roles roles(const Group& g, int root, const void* leaf_buf);
 // PMPI_Wait of one request, delivering pending receives meanwhile where tickets_pending().
 int wait_delivering(MPI_Request* req, MPI_Status* st);
 // Requests the user freed while active: kept here and finished at later calls and at finalize.
