@@ -4,7 +4,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "cpu/copy_kernels.hpp"
 #include "cpu/elements.hpp"
@@ -12,35 +11,16 @@
 
 namespace ddt {
 
-#if defined(__x86_64__)
-// Gathers of 4 and 8 B blocks by a 32-bit list with AVX2's gather instruction, 8 or 4 blocks an
-// instruction; returns how many blocks it moved (whole steps only). SPECFEM3D_oc (4 B blocks by
-// an index list), ns, the scalar loop / this / the application's loop, one process, medians of
-// 11: c=1 (493 blocks) 177 / 95 / 177, c=3 (1,897) 916 / 787 / 975, c=4 (3,225) 1,723 / 1,545 /
-// 1,802 (the larger lists wait on their random loads either way). Caveat: Intel's microcode
-// mitigation of Gather Data Sampling slows this instruction several-fold on the cores it applies
-// to (Skylake to Ice Lake); the figures above are from this machine (`make bench`'s report names
-// the CPU), and the scalar loop stays a one-line change away if a machine shows otherwise.
-template <int64_t W>
-__attribute__((target("avx2"))) inline int64_t gather_list_avx2(char* seq, uintptr_t at, const int32_t* d, int64_t n) {
-  int64_t i = 0;
-  if constexpr (W == 4) {
-    for (; i + 8 <= n; i += 8, seq += 32) {
-      const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + i));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(seq),
-                          _mm256_i32gather_epi32(reinterpret_cast<const int*>(at), idx, 1));
-    }
-  } else {
-    static_assert(W == 8, "gather_list_avx2: 4 or 8 bytes");
-    for (; i + 4 <= n; i += 4, seq += 32) {
-      const __m128i idx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(seq),
-                          _mm256_i32gather_epi64(reinterpret_cast<const long long*>(at), idx, 1));
-    }
-  }
-  return i;
-}
-#endif
+// Blocks move one at a time, also the 4 and 8 B blocks of an index list (SPECFEM3D_oc, LAMMPS):
+// AVX2's gather instruction (vpgatherdd / vpgatherdq, 8 or 4 blocks an instruction) lost to
+// this scalar loop on the machine `make bench` runs on (AMD EPYC, family 25 model 1). ddtkit
+// bench --suite ddtbench, three runs each way alternated, the hand-written loop's time over
+// ddtkit's, gather / scalar: SPECFEM3D_oc c=1 pack 0.63-0.80 / 0.87-0.88, c=2 0.82-0.87 /
+// 0.95-0.99, c=4 0.90-1.03 / 1.03-1.06; LAMMPS_atomic 0.84-1.01 / 0.98-1.18; LAMMPS_full at
+// 2,243 and 1,662 atoms 1.03-1.09 / 1.30-1.37 (level at 3,062). A lone loop over SPECFEM3D_oc
+// c=1's list: 211-221 ns gathered, 166-168 ns scalar. An earlier host had measured the gather
+// ahead (95 against 177 ns at c=1); the scalar loop is never far behind and carries no
+// microcode risk (Intel's Gather Data Sampling mitigation slows the instruction several-fold).
 
 template <bool Gather, int64_t W, class D>
 inline void list_range(const D* disp, int64_t n, int64_t w, uintptr_t base, int64_t extent, int64_t lo, int64_t hi,
@@ -60,13 +40,6 @@ inline void list_range(const D* disp, int64_t n, int64_t w, uintptr_t base, int6
     } else {
       const int64_t end = std::min(n, i + (hi - lo) / w);
       lo += (end - i) * w;
-#if defined(__x86_64__)
-      if constexpr (Gather && (W == 4 || W == 8) && std::is_same_v<D, int32_t>)
-        if (have_avx2()) {
-          const int64_t k = gather_list_avx2<W>(seq, at, disp + i, end - i);
-          i += k, seq += k * W;
-        }
-#endif
 #pragma GCC unroll 4
       for (; i < end; ++i, seq += w) move_block<Gather, W>(seq, reinterpret_cast<char*>(at + static_cast<uintptr_t>(disp[i])), w);
     }
