@@ -1,9 +1,9 @@
 // The collectives applications use with derived types, blocking and non-blocking: Bcast,
 // Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), and their I-forms.
 //
-// Each is written once: a Coll holds both sides, the byte counts and displacements handed to
-// the MPI (they must outlive a non-blocking call: the MPI may read them until it completes) and
-// the ranges of the receive stream to unpack afterwards. The chunk of peer i in an element-unit
+// Each is written once: a Coll (coll.hpp) holds both sides, the byte counts and displacements
+// handed to the MPI (they must outlive a non-blocking call: the MPI may read them until it
+// completes) and the ranges of the receive stream to unpack afterwards. The chunk of peer i in an element-unit
 // collective is elements [i*count, (i+1)*count) of the buffer, i.e. packed bytes
 // [i*count*size, ...): one staging buffer per side holds every chunk at that position, so v-forms
 // keep their displacements (scaled from extents to packed sizes). MPI_IN_PLACE chunks that the
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "mpi/coll.hpp"
 #include "mpi/local.hpp"
 #include "mpi/shim.hpp"
 
@@ -34,29 +35,14 @@ Roles roles(const Group& g, int root, const void* leaf_buf) {
   return {is_root, g.inter ? root >= 0 : !(is_root && leaf_buf == MPI_IN_PLACE)};
 }
 
-}  // namespace ddtmpi
-
-namespace {
-
-struct Coll {
-  Side s, r;
-  std::vector<int> sc, sd, rc, rd;      // byte counts and displacements of v-forms
-  std::vector<std::pair<int64_t, int64_t>> ranges;  // (offset, bytes) of r to unpack after
-};
-using CollRef = std::shared_ptr<Coll>;
-
-// The send side: prepared where this rank sends from it, the user's arguments otherwise (in place,
-// or a rank whose send arguments the collective ignores).
 int send_side(Side& x, bool sends, const void* buf, int64_t count, MPI_Datatype dt) {
   if (sends) return prepare_send(x, buf, count, dt);
   x.as_is(buf, count, dt);
   return MPI_SUCCESS;
 }
 
-// A per-peer count for the MPI: bytes where the side is converted.
 int per(const Side& x, int count) { return x.converted() ? static_cast<int>(count * x.info->size) : count; }
 
-// Elements a v-form buffer spans (max of displ + count), or -1 if a displacement is negative.
 int64_t span(int n, const int counts[], const int displs[]) {
   int64_t total = 0;
   for (int i = 0; i < n; ++i) {
@@ -66,7 +52,6 @@ int64_t span(int n, const int counts[], const int displs[]) {
   return total;
 }
 
-// v-form arrays in bytes.
 void scale(const Side& x, int n, const int counts[], const int displs[], std::vector<int>& c, std::vector<int>& d) {
   for (int i = 0; i < n; ++i) {
     c.push_back(static_cast<int>(counts[i] * x.info->size));
@@ -79,6 +64,8 @@ int pack_range(const Side& x, int64_t off, int64_t len) {
   return mpi_error(ddt_pack(x.user, x.count, x.info->t, off, static_cast<char*>(x.data) + off, len, &n));
 }
 
+namespace {
+
 int unpack_ranges(const Coll& c) {
   for (auto [off, len] : c.ranges) {
     int64_t n;
@@ -89,7 +76,8 @@ int unpack_ranges(const Coll& c) {
   return MPI_SUCCESS;
 }
 
-// After the MPI call: unpack now (blocking) or at completion (req), keeping c alive until then.
+}  // namespace
+
 int run(int rc, MPI_Comm comm, MPI_Request* req, CollRef c) {
   if (rc != MPI_SUCCESS) return rc;
   const bool unpack = c->r.staging.ok() && !c->ranges.empty();
@@ -102,6 +90,10 @@ int run(int rc, MPI_Comm comm, MPI_Request* req, CollRef c) {
   }
   return rc;
 }
+
+}  // namespace ddtmpi
+
+namespace {
 
 // Whether a collective goes to the MPI untouched: every type this rank's call reads or writes is
 // one the MPI moves itself (Pass: predefined, or untranslatable) and, for a blocking call, a
@@ -407,57 +399,18 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
   return run(rc, comm, req, c);
 }
 
-// Alltoallw: one type per peer and byte displacements. A side is converted when every one of
-// its peers' types is translated (Contig or Pack); its chunks are then packed one after another
-// into one staging buffer and handed to the MPI as bytes. Other cases (a predefined or
-// untranslatable type among the peers, MPI_IN_PLACE) go to the MPI unchanged.
-struct WSide {
-  std::vector<TypeRef> infos;
-  std::vector<int> counts, displs;
-  std::vector<MPI_Datatype> types;
-  Buffer staging;
-  int64_t bytes = 0;
-};
-
-bool w_convert(WSide& w, int n, const int counts[], const MPI_Datatype types[]) {
-  for (int i = 0; i < n; ++i) {
-    TypeRef r = lookup(types[i]);
-    if (r->mode == TypeInfo::Pass || counts[i] < 0) return false;
-    int64_t b = int64_t(counts[i]) * r->size;
-    if (w.bytes + b > INT_MAX) return false;
-    w.counts.push_back(static_cast<int>(b));
-    w.displs.push_back(static_cast<int>(w.bytes));
-    w.types.push_back(MPI_BYTE);
-    w.bytes += b;
-    w.infos.push_back(std::move(r));
-  }
-  w.staging = Buffer(w.bytes);
-  return w.staging.ok();
-}
-
+// Alltoallw: one type per peer and byte displacements (coll.hpp's WSide). Other cases (a
+// predefined or untranslatable type among the peers, MPI_IN_PLACE) go to the MPI unchanged.
 int alltoallw(const void* sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void* rbuf,
               const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request* req) {
   Group g = group(comm);
-  auto s = std::make_shared<WSide>(), r = std::make_shared<WSide>();
+  auto s = std::make_shared<WSide<int>>(), r = std::make_shared<WSide<int>>();
   const bool sconv = sbuf != MPI_IN_PLACE && w_convert(*s, g.peers, scounts, stypes);
   const bool rconv = sbuf != MPI_IN_PLACE && w_convert(*r, g.peers, rcounts, rtypes);
   if (sconv)
-    for (int i = 0; i < g.peers; ++i) {
-      int64_t n;
-      int e = ddt_pack(static_cast<const char*>(sbuf) + sdispls[i], scounts[i], s->infos[i]->t, 0,
-                       s->staging.data() + s->displs[i], s->counts[i], &n);
-      if (e != DDT_SUCCESS) return raise(comm, mpi_error(e));
-    }
-  auto unpack = [r, rbuf, rdispls = std::vector<int>(rdispls, rdispls + g.peers),
-                 rcounts = std::vector<int>(rcounts, rcounts + g.peers)]() {
-    for (size_t i = 0; i < rcounts.size(); ++i) {
-      int64_t n;
-      int e = ddt_unpack(r->staging.data() + r->displs[i], r->counts[i], static_cast<char*>(rbuf) + rdispls[i],
-                         rcounts[i], r->infos[i]->t, 0, &n);
-      if (e != DDT_SUCCESS) return mpi_error(e);
-    }
-    return MPI_SUCCESS;
-  };
+    if (int e = w_pack(*s, sbuf, scounts, sdispls)) return raise(comm, e);
+  WUnpack<int> unpack{r, rbuf, std::vector<int>(rcounts, rcounts + g.peers),
+                      std::vector<int>(rdispls, rdispls + g.peers), {}};
   const void* sb = sconv ? s->staging.data() : sbuf;
   void* rb = rconv ? r->staging.data() : rbuf;
   const int* scs = sconv ? s->counts.data() : scounts;
@@ -468,14 +421,7 @@ int alltoallw(const void* sbuf, const int scounts[], const int sdispls[], const 
   const MPI_Datatype* rts = rconv ? r->types.data() : rtypes;
   int rc = req ? PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
                : PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
-  if (rc != MPI_SUCCESS) return rc;
-  if (!req) return rconv ? raise(comm, unpack()) : rc;
-  if (sconv || rconv) {
-    auto p = std::make_shared<Pending>();
-    p->complete = [s, r, rconv, unpack, comm](const MPI_Status&) { return rconv ? raise(comm, unpack()) : MPI_SUCCESS; };
-    attach(*req, std::move(p));
-  }
-  return rc;
+  return w_run(rc, comm, req, s, sconv, rconv, std::move(unpack));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -384,6 +385,102 @@ void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t c
   }
 }
 
+// ---- neighborhood collectives -----------------------------------------------------------------
+
+// Two topologies over all ranks: a 1-D Cartesian line that is not periodic (rank 0's neighbor
+// below and the last rank's above are MPI_PROC_NULL, whose chunks of the receive buffer must stay
+// as they were) and a distributed graph in which each rank sends to the next and hears from the
+// one before. sources(r) and dests(r) are rank r's neighbors in the standard's order.
+struct Topo {
+  const char* name;
+  MPI_Comm comm;
+  std::function<std::vector<int>(int)> sources, dests;
+};
+std::vector<Topo> topologies() {
+  static std::vector<Topo> ts;
+  if (!ts.empty()) return ts;
+  auto line = [](int r) { return std::vector<int>{r > 0 ? r - 1 : MPI_PROC_NULL, r < np - 1 ? r + 1 : MPI_PROC_NULL}; };
+  int dims[1] = {np}, periods[1] = {0};
+  MPI_Comm cart, ring;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+  const int from = (me + np - 1) % np, to = (me + 1) % np;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &from, MPI_UNWEIGHTED, 1, &to, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                 &ring);
+  ts.push_back({"cartesian line", cart, line, line});
+  ts.push_back({"distributed graph ring", ring, [](int r) { return std::vector<int>{(r + np - 1) % np}; },
+                [](int r) { return std::vector<int>{(r + 1) % np}; }});
+  return ts;
+}
+
+// Each neighborhood collective once per topology, blocking and non-blocking. The receive buffer
+// holds in chunks of count elements, chunk k at element rpos(k) * count (v- and w-forms reverse
+// the order); the all-to-all forms send out chunks, chunk j at spos(j) * count.
+void neighbor_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count) {
+  const int64_t cb = count * ref.size;
+  for (const Topo& t : topologies()) {
+    const std::vector<int> src = t.sources(me);
+    const int in = static_cast<int>(src.size()), out = static_cast<int>(t.dests(me).size());
+    for (int form = 0; form < 5; ++form)  // allgather, allgatherv, alltoall, alltoallv, alltoallw
+      for (int nb = 0; nb < 2; ++nb) {
+        const bool all = form >= 2, rev = form == 1 || form >= 3;
+        const uint64_t sseed = i + 10 + form, rseed = i + 20 + form;
+        auto pos = [&](int k, int n) { return rev ? n - 1 - k : k; };
+        Buf sb = make_buf(ref, all ? out * count : count, sseed, me), rb = make_buf(ref, in * count, rseed, me);
+        std::vector<int> counts(std::max(in, out), (int)count), sd(out), rd(in);
+        std::vector<MPI_Aint> swd(out), rwd(in);
+        std::vector<MPI_Datatype> types(std::max(in, out), mt);
+        for (int j = 0; j < out; ++j) sd[j] = (int)(pos(j, out) * count), swd[j] = sd[j] * ref.extent();
+        for (int k = 0; k < in; ++k) rd[k] = (int)(pos(k, in) * count), rwd[k] = rd[k] * ref.extent();
+        MPI_Request req;
+        MPI_Request* r = nb ? &req : nullptr;
+        int rc = MPI_SUCCESS;
+        const int c = (int)count;
+        switch (form) {
+          case 0:
+            rc = r ? MPI_Ineighbor_allgather(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
+                   : MPI_Neighbor_allgather(sb.base(), c, mt, rb.base(), c, mt, t.comm);
+            break;
+          case 1:
+            rc = r ? MPI_Ineighbor_allgatherv(sb.base(), c, mt, rb.base(), counts.data(), rd.data(), mt, t.comm, r)
+                   : MPI_Neighbor_allgatherv(sb.base(), c, mt, rb.base(), counts.data(), rd.data(), mt, t.comm);
+            break;
+          case 2:
+            rc = r ? MPI_Ineighbor_alltoall(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
+                   : MPI_Neighbor_alltoall(sb.base(), c, mt, rb.base(), c, mt, t.comm);
+            break;
+          case 3:
+            rc = r ? MPI_Ineighbor_alltoallv(sb.base(), counts.data(), sd.data(), mt, rb.base(), counts.data(), rd.data(),
+                                             mt, t.comm, r)
+                   : MPI_Neighbor_alltoallv(sb.base(), counts.data(), sd.data(), mt, rb.base(), counts.data(), rd.data(),
+                                            mt, t.comm);
+            break;
+          default:
+            rc = r ? MPI_Ineighbor_alltoallw(sb.base(), counts.data(), swd.data(), types.data(), rb.base(), counts.data(),
+                                             rwd.data(), types.data(), t.comm, r)
+                   : MPI_Neighbor_alltoallw(sb.base(), counts.data(), swd.data(), types.data(), rb.base(), counts.data(),
+                                            rwd.data(), types.data(), t.comm);
+        }
+        if (rc == MPI_SUCCESS && r) rc = MPI_Wait(r, MPI_STATUS_IGNORE);
+        // Expected: chunk k of my receive stream is what source k sent me (its chunk for me in the
+        // all-to-all forms, its whole buffer in the allgathers); a null source's chunk as it was.
+        std::vector<char> want = packed_of(ref, in * count, rseed, me);
+        for (int k = 0; k < in; ++k) {
+          const int s = src[k];
+          if (s == MPI_PROC_NULL) continue;
+          const std::vector<int> theirs = t.dests(s);
+          const int n = static_cast<int>(theirs.size());
+          const int j = static_cast<int>(std::find(theirs.begin(), theirs.end(), me) - theirs.begin());
+          std::vector<char> sent = packed_of(ref, all ? n * count : count, sseed, s);
+          std::memcpy(want.data() + pos(k, in) * cb, sent.data() + (all ? pos(j, n) * cb : 0), cb);
+        }
+        static const char* names[] = {"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
+        check(rc == MPI_SUCCESS && same(rb.data, expect_unpack(ref, in * count, want, rseed, me), nullptr),
+              "neighborhood collectives type " + std::to_string(i) + " " + t.name + ": neighbor_" + names[form] +
+                  (nb ? " (non-blocking)" : "") + (rc != MPI_SUCCESS ? " returned an error" : ""));
+      }
+  }
+}
+
 // ---- fixed cases ------------------------------------------------------------------------------
 
 void fixed_cases() {
@@ -552,6 +649,7 @@ int main(int argc, char** argv) {
     ref_eval(*adj, ref, 1 << 22);
     for (uint64_t i = 7000; i < 7008; ++i) p2p_case(i, mt, ref, 2, overlaps(ref, 2));
     collectives_case(7003, mt, ref, 1);
+    neighbor_case(7003, mt, ref, 1);
     MPI_Type_free(&mt);
   }
   for (int64_t i = 0; i < types + 2; ++i) {
@@ -586,8 +684,12 @@ int main(int argc, char** argv) {
               "MPI_Pack of " + describe(*t) + " count " + std::to_string(c));
       }
     p2p_case(static_cast<uint64_t>(i), mt, aref, count, overlaps(aref, count));
-    if (i % 10 == 3 && aref.size > 0 && !overlaps(aref, count * np))
+    if (i % 10 == 3 && aref.size > 0 && !overlaps(aref, count * std::max(np, 2))) {
       collectives_case(static_cast<uint64_t>(i), mt, aref, count);
+      neighbor_case(static_cast<uint64_t>(i), mt, aref, count);
+    } else if (i < 2 && aref.size > 0 && !overlaps(aref, count * 2)) {  // Open MPI's wrongly packed types
+      neighbor_case(static_cast<uint64_t>(i), mt, aref, count);
+    }
     if (t->kind != TNode::Basic) MPI_Type_free(&mt);
   }
   int64_t totals[3] = {failures, findings, checks}, sums[3];
