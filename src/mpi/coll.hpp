@@ -36,6 +36,14 @@ int pack_range(const Side& x, int64_t off, int64_t len);
 // until then. rc: the MPI call's code.
 int run(int rc, MPI_Comm comm, MPI_Request* req, CollRef c);
 
+// How many entries a v- or w-form's per-peer arrays have: send (destinations) and receive
+// (sources) side. neighbor_degrees: the topology's out- and in-degree (neighbor.cpp), 0 and 0
+// for a communicator without one.
+struct Degrees {
+  int send, recv;
+};
+Degrees neighbor_degrees(MPI_Comm comm);
+
 // One side of a w-form (one type per peer, byte displacements of type D: int for Alltoallw,
 // MPI_Aint for Neighbor_alltoallw). Converted when every peer's type is translated (Contig or
 // Pack): its chunks are then packed one after another into one staging buffer and handed to the

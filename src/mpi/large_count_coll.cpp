@@ -13,6 +13,9 @@
 // interposer hands the MPI the user's arrays for the types it leaves to the MPI, and the MPI may
 // read them until then): its Pending owns them.
 //
+// The neighborhood collectives' large-count forms take the same way to neighbor.cpp's int forms;
+// their arrays have one entry per source (receive side) or destination (send side).
+//
 // Not the MPI's own way for every type: MPICH 5.0.2 moves some derived types wrongly in its
 // collectives (interposer_test's type 123 of seed 21 in Bcast, Alltoall, Allgather, Scatterv),
 // which the int forms' staging gets right.
@@ -21,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "mpi/coll.hpp"
 #include "mpi/shim.hpp"
 
 #if MPI_VERSION >= 4
@@ -133,11 +137,17 @@ int scatterv_c(const void* sb, const MPI_Count scs[], const MPI_Aint ds[], MPI_D
     return FC(sb, scs, ds, st, rb, rc, rt, root, comm, req...);
   return kept(F(sb, (*a)[0].out, (*a)[1].out, st, rb, r, rt, root, comm, req...), a, req...);
 }
-template <auto F, auto FC, class... R>
+// How many entries a v- or w-form's arrays have on each side: every peer of the group, or the
+// topology's destinations and sources (neighbor.cpp).
+Degrees group_degrees(MPI_Comm comm) {
+  const int n = group(comm).peers;
+  return {n, n};
+}
+template <auto F, auto FC, Degrees (*Peers)(MPI_Comm) = group_degrees, class... R>
 int allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[], const MPI_Aint ds[],
                  MPI_Datatype rt, MPI_Comm comm, R*... req) {
   auto a = std::make_shared<Arrays>();
-  const int n = group(comm).peers;
+  const int n = Peers(comm).recv;
   Counts k;
   const int s = k.take(sc, sb != MPI_IN_PLACE);
   if (!k.ok || !(*a)[0].counts(rcs, n, true) || !(*a)[1].displs(ds, n, true))
@@ -145,17 +155,29 @@ int allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const 
   return kept(F(sb, s, st, rb, (*a)[0].out, (*a)[1].out, rt, comm, req...), a, req...);
 }
 // Alltoallv (T = MPI_Datatype) and Alltoallw (T = const MPI_Datatype*): the same arrays.
-template <auto F, auto FC, class T, class... R>
+template <auto F, auto FC, class T, Degrees (*Peers)(MPI_Comm) = group_degrees, class... R>
 int alltoallvw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], T st, void* rb, const MPI_Count rcs[],
                  const MPI_Aint rds[], T rt, MPI_Comm comm, R*... req) {
   auto a = std::make_shared<Arrays>();
   Arrays& x = *a;
-  const int n = group(comm).peers;
+  const Degrees n = Peers(comm);
   const bool sends = sb != MPI_IN_PLACE;
-  if (!x[0].counts(scs, n, sends) || !x[1].displs(sds, n, sends) || !x[2].counts(rcs, n, true) ||
-      !x[3].displs(rds, n, true))
+  if (!x[0].counts(scs, n.send, sends) || !x[1].displs(sds, n.send, sends) || !x[2].counts(rcs, n.recv, true) ||
+      !x[3].displs(rds, n.recv, true))
     return FC(sb, scs, sds, st, rb, rcs, rds, rt, comm, req...);
   return kept(F(sb, x[0].out, x[1].out, st, rb, x[2].out, x[3].out, rt, comm, req...), a, req...);
+}
+// Neighbor_alltoallw: counts narrowed, byte displacements MPI_Aint in both forms.
+template <auto F, auto FC, class... R>
+int neighbor_alltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[],
+                         void* rb, const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm,
+                         R*... req) {
+  auto a = std::make_shared<Arrays>();
+  Arrays& x = *a;
+  const Degrees n = neighbor_degrees(comm);
+  if (!x[0].counts(scs, n.send, true) || !x[2].counts(rcs, n.recv, true))
+    return FC(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req...);
+  return kept(F(sb, x[0].out, sds, sts, rb, x[2].out, rds, rts, comm, req...), a, req...);
 }
 
 }  // namespace
@@ -245,6 +267,58 @@ int MPI_Ialltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[]
                      const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm,
                      MPI_Request* req) {
   return alltoallvw_c<MPI_Ialltoallw, PMPI_Ialltoallw_c>(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
+}
+
+
+// The neighborhood collectives.
+int MPI_Neighbor_allgather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                             MPI_Comm comm) {
+  return all_c<MPI_Neighbor_allgather, PMPI_Neighbor_allgather_c>(sb, sc, st, rb, rc, rt, comm);
+}
+int MPI_Ineighbor_allgather_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                              MPI_Comm comm, MPI_Request* req) {
+  return all_c<MPI_Ineighbor_allgather, PMPI_Ineighbor_allgather_c>(sb, sc, st, rb, rc, rt, comm, req);
+}
+int MPI_Neighbor_alltoall_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                            MPI_Comm comm) {
+  return all_c<MPI_Neighbor_alltoall, PMPI_Neighbor_alltoall_c>(sb, sc, st, rb, rc, rt, comm);
+}
+int MPI_Ineighbor_alltoall_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, MPI_Count rc, MPI_Datatype rt,
+                             MPI_Comm comm, MPI_Request* req) {
+  return all_c<MPI_Ineighbor_alltoall, PMPI_Ineighbor_alltoall_c>(sb, sc, st, rb, rc, rt, comm, req);
+}
+int MPI_Neighbor_allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
+                              const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm) {
+  return allgatherv_c<MPI_Neighbor_allgatherv, PMPI_Neighbor_allgatherv_c, neighbor_degrees>(sb, sc, st, rb, rcs, ds,
+                                                                                               rt, comm);
+}
+int MPI_Ineighbor_allgatherv_c(const void* sb, MPI_Count sc, MPI_Datatype st, void* rb, const MPI_Count rcs[],
+                               const MPI_Aint ds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
+  return allgatherv_c<MPI_Ineighbor_allgatherv, PMPI_Ineighbor_allgatherv_c, neighbor_degrees>(sb, sc, st, rb, rcs,
+                                                                                                 ds, rt, comm, req);
+}
+int MPI_Neighbor_alltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
+                             const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm) {
+  return alltoallvw_c<MPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallv_c, MPI_Datatype, neighbor_degrees>(
+      sb, scs, sds, st, rb, rcs, rds, rt, comm);
+}
+int MPI_Ineighbor_alltoallv_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], MPI_Datatype st, void* rb,
+                              const MPI_Count rcs[], const MPI_Aint rds[], MPI_Datatype rt, MPI_Comm comm,
+                              MPI_Request* req) {
+  return alltoallvw_c<MPI_Ineighbor_alltoallv, PMPI_Ineighbor_alltoallv_c, MPI_Datatype, neighbor_degrees>(
+      sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
+}
+int MPI_Neighbor_alltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[],
+                             void* rb, const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[],
+                             MPI_Comm comm) {
+  return neighbor_alltoallw_c<MPI_Neighbor_alltoallw, PMPI_Neighbor_alltoallw_c>(sb, scs, sds, sts, rb, rcs, rds, rts,
+                                                                                  comm);
+}
+int MPI_Ineighbor_alltoallw_c(const void* sb, const MPI_Count scs[], const MPI_Aint sds[], const MPI_Datatype sts[],
+                              void* rb, const MPI_Count rcs[], const MPI_Aint rds[], const MPI_Datatype rts[],
+                              MPI_Comm comm, MPI_Request* req) {
+  return neighbor_alltoallw_c<MPI_Ineighbor_alltoallw, PMPI_Ineighbor_alltoallw_c>(sb, scs, sds, sts, rb, rcs, rds,
+                                                                                    rts, comm, req);
 }
 
 }  // extern "C"

@@ -12,8 +12,9 @@
 // that chunk of the staging holds nothing and is not unpacked (the user's bytes there stay as
 // they were). Where every type of a call is one the MPI moves itself (predefined or
 // untranslatable), or the communicator has no topology (the MPI reports the error), the call goes
-// to the MPI unchanged. The persistent forms (MPI 4's MPI_Neighbor_*_init) and MPICH's
-// large-count forms are the MPI's, as the persistent global collectives are.
+// to the MPI unchanged. MPICH's large-count forms come here where their counts fit an int
+// (large_count_coll.cpp); the persistent forms (MPI 4's MPI_Neighbor_*_init) are the MPI's, as
+// the persistent global collectives are.
 #include <vector>
 
 #include "mpi/coll.hpp"
@@ -69,6 +70,29 @@ Neighbors neighbors(MPI_Comm comm) {
   n.ok = true;
   return n;
 }
+
+}  // namespace
+
+Degrees ddtmpi::neighbor_degrees(MPI_Comm comm) {
+  int topo = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return {0, 0};
+  int in = 0, out = 0;
+  if (topo == MPI_CART) {
+    PMPI_Cartdim_get(comm, &in);
+    in = out = 2 * in;
+  } else if (topo == MPI_GRAPH) {
+    int me = 0;
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Graph_neighbors_count(comm, me, &in);
+    out = in;
+  } else if (topo == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+  }
+  return {out, in};
+}
+
+namespace {
 
 bool passes(std::initializer_list<MPI_Datatype> used) {
   for (MPI_Datatype dt : used)

@@ -417,6 +417,7 @@ std::vector<Topo> topologies() {
 // the order); the all-to-all forms send out chunks, chunk j at spos(j) * count.
 void neighbor_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count) {
   const int64_t cb = count * ref.size;
+  const bool large = MPI_VERSION >= 4 && (i / 2) % 2 == 1;  // the _c forms, as collectives_case
   for (const Topo& t : topologies()) {
     const std::vector<int> src = t.sources(me);
     const int in = static_cast<int>(src.size()), out = static_cast<int>(t.dests(me).size());
@@ -435,6 +436,36 @@ void neighbor_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t coun
         MPI_Request* r = nb ? &req : nullptr;
         int rc = MPI_SUCCESS;
         const int c = (int)count;
+#if MPI_VERSION >= 4
+        std::vector<MPI_Count> lcounts(counts.begin(), counts.end());
+        std::vector<MPI_Aint> lsd(sd.begin(), sd.end()), lrd(rd.begin(), rd.end());
+        if (large) switch (form) {
+            case 0:
+              rc = r ? MPI_Ineighbor_allgather_c(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
+                     : MPI_Neighbor_allgather_c(sb.base(), c, mt, rb.base(), c, mt, t.comm);
+              break;
+            case 1:
+              rc = r ? MPI_Ineighbor_allgatherv_c(sb.base(), c, mt, rb.base(), lcounts.data(), lrd.data(), mt, t.comm, r)
+                     : MPI_Neighbor_allgatherv_c(sb.base(), c, mt, rb.base(), lcounts.data(), lrd.data(), mt, t.comm);
+              break;
+            case 2:
+              rc = r ? MPI_Ineighbor_alltoall_c(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
+                     : MPI_Neighbor_alltoall_c(sb.base(), c, mt, rb.base(), c, mt, t.comm);
+              break;
+            case 3:
+              rc = r ? MPI_Ineighbor_alltoallv_c(sb.base(), lcounts.data(), lsd.data(), mt, rb.base(), lcounts.data(),
+                                                 lrd.data(), mt, t.comm, r)
+                     : MPI_Neighbor_alltoallv_c(sb.base(), lcounts.data(), lsd.data(), mt, rb.base(), lcounts.data(),
+                                                lrd.data(), mt, t.comm);
+              break;
+            default:
+              rc = r ? MPI_Ineighbor_alltoallw_c(sb.base(), lcounts.data(), swd.data(), types.data(), rb.base(),
+                                                 lcounts.data(), rwd.data(), types.data(), t.comm, r)
+                     : MPI_Neighbor_alltoallw_c(sb.base(), lcounts.data(), swd.data(), types.data(), rb.base(),
+                                                lcounts.data(), rwd.data(), types.data(), t.comm);
+          }
+        else
+#endif
         switch (form) {
           case 0:
             rc = r ? MPI_Ineighbor_allgather(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
@@ -476,7 +507,7 @@ void neighbor_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t coun
         static const char* names[] = {"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
         check(rc == MPI_SUCCESS && same(rb.data, expect_unpack(ref, in * count, want, rseed, me), nullptr),
               "neighborhood collectives type " + std::to_string(i) + " " + t.name + ": neighbor_" + names[form] +
-                  (nb ? " (non-blocking)" : "") + (rc != MPI_SUCCESS ? " returned an error" : ""));
+                  (large ? "_c" : "") + (nb ? " (non-blocking)" : "") + (rc != MPI_SUCCESS ? " returned an error" : ""));
       }
   }
 }
