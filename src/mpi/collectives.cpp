@@ -1,5 +1,6 @@
-// The collectives applications use with derived types, blocking and non-blocking: Bcast,
-// Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), and their I-forms.
+// The collectives applications use with derived types: Bcast, Gather(v), Scatter(v),
+// Allgather(v), Alltoall(v,w), blocking, non-blocking (I-forms) and persistent (MPI 4's _init
+// forms: coll.hpp's How; every packing of send data runs at each MPI_Start instead of now).
 //
 // Each is written once: a Coll (coll.hpp) holds both sides, the byte counts and displacements
 // handed to the MPI (they must outlive a non-blocking call: the MPI may read them until it
@@ -35,10 +36,18 @@ Roles roles(const Group& g, int root, const void* leaf_buf) {
   return {is_root, g.inter ? root >= 0 : !(is_root && leaf_buf == MPI_IN_PLACE)};
 }
 
-int send_side(Side& x, bool sends, const void* buf, int64_t count, MPI_Datatype dt) {
-  if (sends) return prepare_send(x, buf, count, dt);
-  x.as_is(buf, count, dt);
-  return MPI_SUCCESS;
+int pack_side(Coll& c, Side& x) {
+  Side* p = &x;
+  return c.now_or_at_start([p] { return repack(*p); });
+}
+
+int send_side(Coll& c, Side& x, bool sends, const void* buf, int64_t count, MPI_Datatype dt) {
+  if (!sends) {
+    x.as_is(buf, count, dt);
+    return MPI_SUCCESS;
+  }
+  if (int e = prepare_send(x, buf, count, dt, false)) return e;
+  return pack_side(c, x);
 }
 
 int per(const Side& x, int count) { return x.converted() ? static_cast<int>(count * x.info->size) : count; }
@@ -59,9 +68,12 @@ void scale(const Side& x, int n, const int counts[], const int displs[], std::ve
   }
 }
 
-int pack_range(const Side& x, int64_t off, int64_t len) {
-  int64_t n;
-  return mpi_error(ddt_pack(x.user, x.count, x.info->t, off, static_cast<char*>(x.data) + off, len, &n));
+int pack_range(Coll& c, Side& x, int64_t off, int64_t len) {
+  const Side* p = &x;
+  return c.now_or_at_start([p, off, len] {
+    int64_t n;
+    return mpi_error(ddt_pack(p->user, p->count, p->info->t, off, static_cast<char*>(p->data) + off, len, &n));
+  });
 }
 
 namespace {
@@ -78,15 +90,33 @@ int unpack_ranges(const Coll& c) {
 
 }  // namespace
 
-int run(int rc, MPI_Comm comm, MPI_Request* req, CollRef c) {
+void attach_persistent(MPI_Request req, std::function<int()> start, std::function<int()> complete) {
+  auto p = std::make_shared<Pending>();
+  p->persistent = true;
+  p->active = false;
+  p->start = std::move(start);
+  p->complete = [complete = std::move(complete)](MPI_Status&) { return complete(); };
+  attach(req, std::move(p));
+}
+
+int run(int rc, MPI_Comm comm, const How& h, CollRef c) {
   if (rc != MPI_SUCCESS) return rc;
   const bool unpack = c->r.staging.ok() && !c->ranges.empty();
-  if (!req) return unpack ? raise(comm, unpack_ranges(*c)) : rc;
-  const bool keep = c->s.staging.ok() || c->r.staging.ok() || !c->sc.empty() || !c->rc.empty();
-  if (keep) {
+  if (!h.req) return unpack ? raise(comm, unpack_ranges(*c)) : rc;
+  const bool keep = c->s.staging.ok() || c->r.staging.ok() || !c->sc.empty() || !c->rc.empty() || !c->starts.empty();
+  if (keep && h.persistent) {
+    attach_persistent(
+        *h.req,
+        [c, comm] {
+          for (const auto& f : c->starts)
+            if (int e = f()) return raise(comm, e);
+          return MPI_SUCCESS;
+        },
+        [c, comm, unpack] { return unpack ? raise(comm, unpack_ranges(*c)) : MPI_SUCCESS; });
+  } else if (keep) {
     auto p = std::make_shared<Pending>();
     p->complete = [c, comm, unpack](const MPI_Status&) { return unpack ? raise(comm, unpack_ranges(*c)) : MPI_SUCCESS; };
-    attach(*req, std::move(p));
+    attach(*h.req, std::move(p));
   }
   return rc;
 }
@@ -119,38 +149,42 @@ void chunks(Coll& c, int peers, int64_t chunk, int skip) {
     if (i != skip) c.ranges.push_back({i * chunk, chunk});
 }
 
-int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
-  if (untouched(!req, bytes(count, dt), {dt}, runtime_bcast_min_bytes()))
-    return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) : PMPI_Bcast(buf, count, dt, root, comm);
-  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+int bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, const How& h) {
+  if (untouched(!h.req, bytes(count, dt), {dt}, runtime_bcast_min_bytes()))
+    return mpi_call<PMPI_Bcast, PMPI_Ibcast, PMPI_Bcast_init>(h, buf, count, dt, root, comm);
+  if (!h.req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
     bool taken = false;
     const int e = local_bcast(buf, count, dt, root, comm, &taken);
     if (taken) return raise(comm, e);
   }
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const bool sender = g.inter ? root == MPI_ROOT : g.me == root;
   const bool receiver = g.inter ? root >= 0 : g.me != root;
   Side& x = sender ? c->s : c->r;
-  if (sender || receiver)
-    if (int e = sender ? prepare_send(x, buf, count, dt) : prepare_recv(x, buf, count, dt)) return raise(comm, e);
-  if (!sender && !receiver) x.as_is(buf, count, dt);
+  if (sender) {
+    if (int e = send_side(*c, x, true, buf, count, dt)) return raise(comm, e);
+  } else if (receiver) {
+    if (int e = prepare_recv(x, buf, count, dt)) return raise(comm, e);
+  } else {
+    x.as_is(buf, count, dt);
+  }
   if (receiver && x.staging.ok()) c->ranges.push_back({0, x.bytes});
-  int rc = req ? PMPI_Ibcast(x.buf(), x.n(), x.type(), root, comm, req) : PMPI_Bcast(x.buf(), x.n(), x.type(), root, comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Bcast, PMPI_Ibcast, PMPI_Bcast_init>(h, x.buf(), x.n(), x.type(), root, comm);
+  return run(rc, comm, h, c);
 }
 
 int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
-           MPI_Comm comm, MPI_Request* req) {
-  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+           MPI_Comm comm, const How& h) {
+  if (!h.req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
     bool taken = false;
     const int e = local_gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &taken);
     if (taken) return raise(comm, e);
   }
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const auto [is_root, sends] = roles(g, root, sbuf);
-  if (int e = send_side(c->s, sends, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = send_side(*c, c->s, sends, sbuf, scount, stype)) return raise(comm, e);
   if (is_root) {
     if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
     if (c->r.converted()) chunks(*c, g.peers, rcount * c->r.info->size, sends ? -1 : g.me);
@@ -158,17 +192,17 @@ int gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
     c->r.as_is(rbuf, rcount, rtype);
   }
   const Side &s = c->s, &r = c->r;
-  int rc = req ? PMPI_Igather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), root, comm, req)
-               : PMPI_Gather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), root, comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Gather, PMPI_Igather, PMPI_Gather_init>(h, s.buf(), s.n(), s.type(), r.buf(), per(r, rcount),
+                                                                  r.type(), root, comm);
+  return run(rc, comm, h, c);
 }
 
 int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
-            MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+            MPI_Datatype rtype, int root, MPI_Comm comm, const How& h) {
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const auto [is_root, sends] = roles(g, root, sbuf);
-  if (int e = send_side(c->s, sends, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = send_side(*c, c->s, sends, sbuf, scount, stype)) return raise(comm, e);
   c->r.as_is(rbuf, 0, rtype);
   if (is_root) {
     int64_t total = span(g.peers, rcounts, displs);
@@ -184,26 +218,23 @@ int gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const 
   const Side &s = c->s, &r = c->r;
   const int* rcs = r.converted() ? c->rc.data() : rcounts;
   const int* rds = r.converted() ? c->rd.data() : displs;
-  int rc = req ? PMPI_Igatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), root, comm, req)
-               : PMPI_Gatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), root, comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Gatherv, PMPI_Igatherv, PMPI_Gatherv_init>(h, s.buf(), s.n(), s.type(), r.buf(), rcs, rds,
+                                                                     r.type(), root, comm);
+  return run(rc, comm, h, c);
 }
 
 int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype, int root,
-            MPI_Comm comm, MPI_Request* req) {
-  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+            MPI_Comm comm, const How& h) {
+  if (!h.req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
     bool taken = false;
     const int e = local_scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, &taken);
     if (taken) return raise(comm, e);
   }
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const auto [is_root, receives] = roles(g, root, rbuf);
-  if (is_root) {
-    if (int e = prepare_send(c->s, sbuf, int64_t(g.peers) * scount, stype)) return raise(comm, e);
-  } else {
-    c->s.as_is(sbuf, scount, stype);
-  }
+  if (int e = send_side(*c, c->s, is_root, sbuf, is_root ? int64_t(g.peers) * scount : scount, stype))
+    return raise(comm, e);
   if (receives) {
     if (int e = prepare_recv(c->r, rbuf, rcount, rtype)) return raise(comm, e);
     if (c->r.staging.ok()) c->ranges.push_back({0, c->r.bytes});
@@ -211,15 +242,15 @@ int scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rc
     c->r.as_is(rbuf, rcount, rtype);
   }
   const Side &s = c->s, &r = c->r;
-  int rc = req ? PMPI_Iscatter(s.buf(), per(s, scount), s.type(), r.buf(), r.n(), r.type(), root, comm, req)
-               : PMPI_Scatter(s.buf(), per(s, scount), s.type(), r.buf(), r.n(), r.type(), root, comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Scatter, PMPI_Iscatter, PMPI_Scatter_init>(h, s.buf(), per(s, scount), s.type(), r.buf(),
+                                                                     r.n(), r.type(), root, comm);
+  return run(rc, comm, h, c);
 }
 
 int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void* rbuf, int rcount,
-             MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+             MPI_Datatype rtype, int root, MPI_Comm comm, const How& h) {
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const auto [is_root, receives] = roles(g, root, rbuf);
   c->s.as_is(sbuf, 0, stype);
   if (is_root) {
@@ -230,7 +261,7 @@ int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Data
       scale(c->s, g.peers, scounts, displs, c->sc, c->sd);
       if (c->s.staging.ok())
         for (int i = 0; i < g.peers; ++i)
-          if (int e = pack_range(c->s, c->sd[i], c->sc[i])) return raise(comm, e);
+          if (int e = pack_range(*c, c->s, c->sd[i], c->sc[i])) return raise(comm, e);
     }
   }
   if (receives) {
@@ -242,45 +273,45 @@ int scatterv(const void* sbuf, const int scounts[], const int displs[], MPI_Data
   const Side &s = c->s, &r = c->r;
   const int* scs = s.converted() ? c->sc.data() : scounts;
   const int* sds = s.converted() ? c->sd.data() : displs;
-  int rc = req ? PMPI_Iscatterv(s.buf(), scs, sds, s.type(), r.buf(), r.n(), r.type(), root, comm, req)
-               : PMPI_Scatterv(s.buf(), scs, sds, s.type(), r.buf(), r.n(), r.type(), root, comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Scatterv, PMPI_Iscatterv, PMPI_Scatterv_init>(h, s.buf(), scs, sds, s.type(), r.buf(), r.n(),
+                                                                        r.type(), root, comm);
+  return run(rc, comm, h, c);
 }
 
 int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-              MPI_Comm comm, MPI_Request* req) {
+              MPI_Comm comm, const How& h) {
   // local_allgather never takes an in-place call
-  if (sbuf == MPI_IN_PLACE ? untouched(!req, 0, {rtype}) : untouched(!req, bytes(scount, stype), {stype, rtype}))
-    return req ? PMPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req)
-               : PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+  if (sbuf == MPI_IN_PLACE ? untouched(!h.req, 0, {rtype}) : untouched(!h.req, bytes(scount, stype), {stype, rtype}))
+    return mpi_call<PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_init>(h, sbuf, scount, stype, rbuf, rcount, rtype,
+                                                                           comm);
+  if (!h.req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
     bool taken = false;
     const int e = local_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, &taken);
     if (taken) return raise(comm, e);
   }
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const bool in_place = sbuf == MPI_IN_PLACE;
-  if (int e = send_side(c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = send_side(*c, c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
   if (c->r.converted()) {
     const int64_t chunk = rcount * c->r.info->size;
     chunks(*c, g.peers, chunk, in_place ? g.me : -1);
     if (in_place && c->r.staging.ok())  // the MPI sends my chunk from the receive buffer
-      if (int e = pack_range(c->r, g.me * chunk, chunk)) return raise(comm, e);
+      if (int e = pack_range(*c, c->r, g.me * chunk, chunk)) return raise(comm, e);
   }
   const Side &s = c->s, &r = c->r;
-  int rc = req ? PMPI_Iallgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
-               : PMPI_Allgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Allgather, PMPI_Iallgather, PMPI_Allgather_init>(h, s.buf(), s.n(), s.type(), r.buf(),
+                                                                           per(r, rcount), r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
-               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+               MPI_Datatype rtype, MPI_Comm comm, const How& h) {
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const bool in_place = sbuf == MPI_IN_PLACE;
-  if (int e = send_side(c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
+  if (int e = send_side(*c, c->s, !in_place, sbuf, scount, stype)) return raise(comm, e);
   c->r.as_is(rbuf, 0, rtype);
   int64_t total = span(g.peers, rcounts, displs);
   if (total >= 0)
@@ -291,20 +322,20 @@ int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, con
       for (int i = 0; i < g.peers; ++i)
         if (!in_place || i != g.me) c->ranges.push_back({c->rd[i], c->rc[i]});
     if (in_place && c->r.staging.ok())
-      if (int e = pack_range(c->r, c->rd[g.me], c->rc[g.me])) return raise(comm, e);
+      if (int e = pack_range(*c, c->r, c->rd[g.me], c->rc[g.me])) return raise(comm, e);
   }
   const Side &s = c->s, &r = c->r;
   const int* rcs = r.converted() ? c->rc.data() : rcounts;
   const int* rds = r.converted() ? c->rd.data() : displs;
-  int rc = req ? PMPI_Iallgatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm, req)
-               : PMPI_Allgatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Allgatherv, PMPI_Iallgatherv, PMPI_Allgatherv_init>(h, s.buf(), s.n(), s.type(), r.buf(),
+                                                                              rcs, rds, r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 // Both sides converted, within one group: my own chunk is copied type to type by ddtkit, in one
 // pass and without staging, and the MPI moves the others as an alltoallv that skips me (FFT2D on
 // 2 ranks stages half the data instead of all of it).
-int alltoall_skip_self(CollRef c, const Group& g, int scount, int rcount, MPI_Comm comm, MPI_Request* req) {
+int alltoall_skip_self(CollRef c, const Group& g, int scount, int rcount, MPI_Comm comm, const How& h) {
   Side &s = c->s, &r = c->r;
   const int64_t sc = scount * s.info->size, rc = rcount * r.info->size;
   for (int i = 0; i < g.peers; ++i) {
@@ -314,55 +345,56 @@ int alltoall_skip_self(CollRef c, const Group& g, int scount, int rcount, MPI_Co
     c->rd.push_back(static_cast<int>(i * rc));
     if (i == g.me) continue;
     if (s.staging.ok())
-      if (int e = pack_range(s, i * sc, sc)) return raise(comm, e);
+      if (int e = pack_range(*c, s, i * sc, sc)) return raise(comm, e);
     if (r.staging.ok()) c->ranges.push_back({i * rc, rc});
   }
   const char* mine = static_cast<const char*>(s.user) + g.me * scount * s.info->extent;
   char* theirs = static_cast<char*>(const_cast<void*>(r.user)) + g.me * rcount * r.info->extent;
-  if (int e = ddt_copy(mine, scount, s.info->t, theirs, rcount, r.info->t)) return raise(comm, mpi_error(e));
-  int e = req ? PMPI_Ialltoallv(s.buf(), c->sc.data(), c->sd.data(), MPI_BYTE, r.buf(), c->rc.data(), c->rd.data(),
-                                MPI_BYTE, comm, req)
-              : PMPI_Alltoallv(s.buf(), c->sc.data(), c->sd.data(), MPI_BYTE, r.buf(), c->rc.data(), c->rd.data(),
-                               MPI_BYTE, comm);
-  return run(e, comm, req, c);
+  const ddt_type st = s.info->t, rt = r.info->t;
+  if (int e = c->now_or_at_start([=] { return mpi_error(ddt_copy(mine, scount, st, theirs, rcount, rt)); }))
+    return raise(comm, e);
+  int e = mpi_call<PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_init>(
+      h, s.buf(), c->sc.data(), c->sd.data(), MPI_BYTE, r.buf(), c->rc.data(), c->rd.data(), MPI_BYTE, comm);
+  return run(e, comm, h, c);
 }
 
 // In place, the data to send is in the receive buffer: packed into the staging first.
 int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-             MPI_Comm comm, MPI_Request* req) {
-  if (sbuf == MPI_IN_PLACE ? untouched(!req, bytes(rcount, rtype), {rtype})
-                           : untouched(!req, bytes(scount, stype), {stype, rtype}))
-    return req ? PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req)
-               : PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  if (!req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
+             MPI_Comm comm, const How& h) {
+  if (sbuf == MPI_IN_PLACE ? untouched(!h.req, bytes(rcount, rtype), {rtype})
+                           : untouched(!h.req, bytes(scount, stype), {stype, rtype}))
+    return mpi_call<PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_init>(h, sbuf, scount, stype, rbuf, rcount, rtype,
+                                                                        comm);
+  if (!h.req) {  // every rank of one node: the runtime, where all of them go alike (local_coll.cpp)
     bool taken = false;
     const int e = local_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, &taken);
     if (taken) return raise(comm, e);
   }
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const bool in_place = sbuf == MPI_IN_PLACE;
   if (in_place) c->s.as_is(sbuf, scount, stype);
   else if (int e = prepare_send(c->s, sbuf, int64_t(g.peers) * scount, stype, false)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(g.peers) * rcount, rtype)) return raise(comm, e);
   if (!in_place && !g.inter && c->s.converted() && c->r.converted() && scount * c->s.info->size == rcount * c->r.info->size)
-    return alltoall_skip_self(c, g, scount, rcount, comm, req);
-  if (int e = repack(c->s)) return raise(comm, e);  // the whole send side, as the MPI reads it
+    return alltoall_skip_self(c, g, scount, rcount, comm, h);
+  if (!in_place)
+    if (int e = pack_side(*c, c->s)) return raise(comm, e);  // the whole send side, as the MPI reads it
   if (c->r.converted()) {
     if (in_place && c->r.staging.ok())
-      if (int e = pack_range(c->r, 0, c->r.bytes)) return raise(comm, e);
+      if (int e = pack_range(*c, c->r, 0, c->r.bytes)) return raise(comm, e);
     chunks(*c, 1, c->r.bytes, -1);
   }
   const Side &s = c->s, &r = c->r;
-  int rc = req ? PMPI_Ialltoall(s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
-               : PMPI_Alltoall(s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Alltoall, PMPI_Ialltoall, PMPI_Alltoall_init>(h, s.buf(), per(s, scount), s.type(), r.buf(),
+                                                                        per(r, rcount), r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
-              const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+              const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, const How& h) {
   Group g = group(comm);
-  auto c = std::make_shared<Coll>();
+  auto c = make_coll(h);
   const bool in_place = sbuf == MPI_IN_PLACE;
   c->s.as_is(sbuf, 0, stype);
   c->r.as_is(rbuf, 0, rtype);
@@ -374,7 +406,7 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
       scale(c->s, g.peers, scounts, sdispls, c->sc, c->sd);
       if (c->s.staging.ok())
         for (int i = 0; i < g.peers; ++i)
-          if (int e = pack_range(c->s, c->sd[i], c->sc[i])) return raise(comm, e);
+          if (int e = pack_range(*c, c->s, c->sd[i], c->sc[i])) return raise(comm, e);
     }
   }
   int64_t total = span(g.peers, rcounts, rdispls);
@@ -385,7 +417,7 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
     if (c->r.staging.ok())
       for (int i = 0; i < g.peers; ++i) {
         if (in_place)
-          if (int e = pack_range(c->r, c->rd[i], c->rc[i])) return raise(comm, e);
+          if (int e = pack_range(*c, c->r, c->rd[i], c->rc[i])) return raise(comm, e);
         c->ranges.push_back({c->rd[i], c->rc[i]});
       }
   }
@@ -394,23 +426,25 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
   const int* sds = s.converted() ? c->sd.data() : sdispls;
   const int* rcs = r.converted() ? c->rc.data() : rcounts;
   const int* rds = r.converted() ? c->rd.data() : rdispls;
-  int rc = req ? PMPI_Ialltoallv(s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm, req)
-               : PMPI_Alltoallv(s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Alltoallv, PMPI_Ialltoallv, PMPI_Alltoallv_init>(h, s.buf(), scs, sds, s.type(), r.buf(), rcs,
+                                                                           rds, r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 // Alltoallw: one type per peer and byte displacements (coll.hpp's WSide). Other cases (a
 // predefined or untranslatable type among the peers, MPI_IN_PLACE) go to the MPI unchanged.
 int alltoallw(const void* sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void* rbuf,
-              const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, MPI_Request* req) {
+              const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm, const How& h) {
   Group g = group(comm);
   auto s = std::make_shared<WSide<int>>(), r = std::make_shared<WSide<int>>();
   const bool sconv = sbuf != MPI_IN_PLACE && w_convert(*s, g.peers, scounts, stypes);
   const bool rconv = sbuf != MPI_IN_PLACE && w_convert(*r, g.peers, rcounts, rtypes);
-  if (sconv)
-    if (int e = w_pack(*s, sbuf, scounts, sdispls)) return raise(comm, e);
-  WUnpack<int> unpack{r, rbuf, std::vector<int>(rcounts, rcounts + g.peers),
-                      std::vector<int>(rdispls, rdispls + g.peers), {}};
+  WPack<int> pack{s, sbuf, std::vector<int>(scounts, scounts + (sconv ? g.peers : 0)),
+                  std::vector<int>(sdispls, sdispls + (sconv ? g.peers : 0))};
+  if (sconv && !h.persistent)
+    if (int e = pack()) return raise(comm, e);
+  WUnpack<int> unpack{r, rbuf, std::vector<int>(rcounts, rcounts + (rconv ? g.peers : 0)),
+                      std::vector<int>(rdispls, rdispls + (rconv ? g.peers : 0)), {}};
   const void* sb = sconv ? s->staging.data() : sbuf;
   void* rb = rconv ? r->staging.data() : rbuf;
   const int* scs = sconv ? s->counts.data() : scounts;
@@ -419,9 +453,8 @@ int alltoallw(const void* sbuf, const int scounts[], const int sdispls[], const 
   const int* rcs = rconv ? r->counts.data() : rcounts;
   const int* rds = rconv ? r->displs.data() : rdispls;
   const MPI_Datatype* rts = rconv ? r->types.data() : rtypes;
-  int rc = req ? PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
-               : PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
-  return w_run(rc, comm, req, s, sconv, rconv, std::move(unpack));
+  int rc = mpi_call<PMPI_Alltoallw, PMPI_Ialltoallw, PMPI_Alltoallw_init>(h, sb, scs, sds, sts, rb, rcs, rds, rts, comm);
+  return w_run(rc, comm, h, std::move(pack), sconv, rconv, std::move(unpack));
 }
 
 }  // namespace
@@ -429,89 +462,144 @@ int alltoallw(const void* sbuf, const int scounts[], const int sdispls[], const 
 extern "C" {
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
-  return disabled() ? PMPI_Bcast(buf, count, dt, root, comm) : bcast(buf, count, dt, root, comm, nullptr);
+  return disabled() ? PMPI_Bcast(buf, count, dt, root, comm) : bcast(buf, count, dt, root, comm, blocking());
 }
 int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* req) {
-  return disabled() ? PMPI_Ibcast(buf, count, dt, root, comm, req) : bcast(buf, count, dt, root, comm, req);
+  return disabled() ? PMPI_Ibcast(buf, count, dt, root, comm, req) : bcast(buf, count, dt, root, comm, nonblocking(req));
+}
+int MPI_Bcast_init(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Bcast_init(buf, count, dt, root, comm, info, req)
+                    : bcast(buf, count, dt, root, comm, persistent(info, req));
 }
 int MPI_Gather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
-  return disabled() ? PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm) : gather(sb, sc, st, rb, rc, rt, root, comm, nullptr);
+  return disabled() ? PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm)
+                    : gather(sb, sc, st, rb, rc, rt, root, comm, blocking());
 }
 int MPI_Igather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
                 MPI_Request* req) {
-  return disabled() ? PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req) : gather(sb, sc, st, rb, rc, rt, root, comm, req);
+  return disabled() ? PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req)
+                    : gather(sb, sc, st, rb, rc, rt, root, comm, nonblocking(req));
+}
+int MPI_Gather_init(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Gather_init(sb, sc, st, rb, rc, rt, root, comm, info, req)
+                    : gather(sb, sc, st, rb, rc, rt, root, comm, persistent(info, req));
 }
 int MPI_Gatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[], MPI_Datatype rt,
                 int root, MPI_Comm comm) {
   return disabled() ? PMPI_Gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm)
-                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, nullptr);
+                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, blocking());
 }
 int MPI_Igatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[], MPI_Datatype rt,
                  int root, MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Igatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, req)
-                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, req);
+                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, nonblocking(req));
+}
+int MPI_Gatherv_init(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
+                     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Gatherv_init(sb, sc, st, rb, rcs, ds, rt, root, comm, info, req)
+                    : gatherv(sb, sc, st, rb, rcs, ds, rt, root, comm, persistent(info, req));
 }
 int MPI_Scatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm) {
-  return disabled() ? PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm) : scatter(sb, sc, st, rb, rc, rt, root, comm, nullptr);
+  return disabled() ? PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm)
+                    : scatter(sb, sc, st, rb, rc, rt, root, comm, blocking());
 }
 int MPI_Iscatter(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
                  MPI_Request* req) {
   return disabled() ? PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req)
-                    : scatter(sb, sc, st, rb, rc, rt, root, comm, req);
+                    : scatter(sb, sc, st, rb, rc, rt, root, comm, nonblocking(req));
+}
+int MPI_Scatter_init(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Scatter_init(sb, sc, st, rb, rc, rt, root, comm, info, req)
+                    : scatter(sb, sc, st, rb, rc, rt, root, comm, persistent(info, req));
 }
 int MPI_Scatterv(const void* sb, const int scs[], const int ds[], MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
                  int root, MPI_Comm comm) {
   return disabled() ? PMPI_Scatterv(sb, scs, ds, st, rb, rc, rt, root, comm)
-                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, nullptr);
+                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, blocking());
 }
 int MPI_Iscatterv(const void* sb, const int scs[], const int ds[], MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
                   int root, MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Iscatterv(sb, scs, ds, st, rb, rc, rt, root, comm, req)
-                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, req);
+                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, nonblocking(req));
+}
+int MPI_Scatterv_init(const void* sb, const int scs[], const int ds[], MPI_Datatype st, void* rb, int rc,
+                      MPI_Datatype rt, int root, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Scatterv_init(sb, scs, ds, st, rb, rc, rt, root, comm, info, req)
+                    : scatterv(sb, scs, ds, st, rb, rc, rt, root, comm, persistent(info, req));
 }
 int MPI_Allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm) {
-  return disabled() ? PMPI_Allgather(sb, sc, st, rb, rc, rt, comm) : allgather(sb, sc, st, rb, rc, rt, comm, nullptr);
+  return disabled() ? PMPI_Allgather(sb, sc, st, rb, rc, rt, comm) : allgather(sb, sc, st, rb, rc, rt, comm, blocking());
 }
 int MPI_Iallgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
                    MPI_Request* req) {
-  return disabled() ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req) : allgather(sb, sc, st, rb, rc, rt, comm, req);
+  return disabled() ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req)
+                    : allgather(sb, sc, st, rb, rc, rt, comm, nonblocking(req));
+}
+int MPI_Allgather_init(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
+                       MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Allgather_init(sb, sc, st, rb, rc, rt, comm, info, req)
+                    : allgather(sb, sc, st, rb, rc, rt, comm, persistent(info, req));
 }
 int MPI_Allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[], MPI_Datatype rt,
                    MPI_Comm comm) {
   return disabled() ? PMPI_Allgatherv(sb, sc, st, rb, rcs, ds, rt, comm)
-                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, nullptr);
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, blocking());
 }
 int MPI_Iallgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
                     MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Iallgatherv(sb, sc, st, rb, rcs, ds, rt, comm, req)
-                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, req);
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, nonblocking(req));
+}
+int MPI_Allgatherv_init(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
+                        MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Allgatherv_init(sb, sc, st, rb, rcs, ds, rt, comm, info, req)
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, persistent(info, req));
 }
 int MPI_Alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm) {
-  return disabled() ? PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm) : alltoall(sb, sc, st, rb, rc, rt, comm, nullptr);
+  return disabled() ? PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm) : alltoall(sb, sc, st, rb, rc, rt, comm, blocking());
 }
 int MPI_Ialltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
                   MPI_Request* req) {
-  return disabled() ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req) : alltoall(sb, sc, st, rb, rc, rt, comm, req);
+  return disabled() ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req)
+                    : alltoall(sb, sc, st, rb, rc, rt, comm, nonblocking(req));
+}
+int MPI_Alltoall_init(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
+                      MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req)
+                    : alltoall(sb, sc, st, rb, rc, rt, comm, persistent(info, req));
 }
 int MPI_Alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
                   const int rds[], MPI_Datatype rt, MPI_Comm comm) {
   return disabled() ? PMPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm)
-                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, nullptr);
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, blocking());
 }
 int MPI_Ialltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
                    const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req)
-                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, nonblocking(req));
+}
+int MPI_Alltoallv_init(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
+                       const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Alltoallv_init(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, req)
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, persistent(info, req));
 }
 int MPI_Alltoallw(const void* sb, const int scs[], const int sds[], const MPI_Datatype sts[], void* rb,
                   const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm) {
   return disabled() ? PMPI_Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm)
-                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, nullptr);
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, blocking());
 }
 int MPI_Ialltoallw(const void* sb, const int scs[], const int sds[], const MPI_Datatype sts[], void* rb,
                    const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
-                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, nonblocking(req));
+}
+int MPI_Alltoallw_init(const void* sb, const int scs[], const int sds[], const MPI_Datatype sts[], void* rb,
+                       const int rcs[], const int rds[], const MPI_Datatype rts[], MPI_Comm comm, MPI_Info info,
+                       MPI_Request* req) {
+  return disabled() ? PMPI_Alltoallw_init(sb, scs, sds, sts, rb, rcs, rds, rts, comm, info, req)
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, persistent(info, req));
 }
 
 }  // extern "C"

@@ -12,9 +12,9 @@
 // that chunk of the staging holds nothing and is not unpacked (the user's bytes there stay as
 // they were). Where every type of a call is one the MPI moves itself (predefined or
 // untranslatable), or the communicator has no topology (the MPI reports the error), the call goes
-// to the MPI unchanged. MPICH's large-count forms come here where their counts fit an int
-// (large_count_coll.cpp); the persistent forms (MPI 4's MPI_Neighbor_*_init) are the MPI's, as
-// the persistent global collectives are.
+// to the MPI unchanged. MPI 4's persistent forms (MPI_Neighbor_*_init) pack at each start
+// (coll.hpp's How), and MPICH's large-count forms come here where their counts fit an int
+// (large_count_coll.cpp).
 #include <vector>
 
 #include "mpi/coll.hpp"
@@ -108,19 +108,19 @@ void chunks(Coll& c, const Neighbors& nb, int64_t chunk) {
 }
 
 int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-              MPI_Comm comm, MPI_Request* req) {
+              MPI_Comm comm, const How& h) {
   Neighbors nb;
   if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
-    return req ? PMPI_Ineighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, req)
-               : PMPI_Neighbor_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  auto c = std::make_shared<Coll>();
-  if (int e = send_side(c->s, true, sbuf, scount, stype)) return raise(comm, e);
+    return mpi_call<PMPI_Neighbor_allgather, PMPI_Ineighbor_allgather, PMPI_Neighbor_allgather_init>(
+        h, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  auto c = make_coll(h);
+  if (int e = send_side(*c, c->s, true, sbuf, scount, stype)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(nb.in()) * rcount, rtype)) return raise(comm, e);
   if (c->r.converted()) chunks(*c, nb, rcount * c->r.info->size);
   const Side &s = c->s, &r = c->r;
-  int rc = req ? PMPI_Ineighbor_allgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
-               : PMPI_Neighbor_allgather(s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Neighbor_allgather, PMPI_Ineighbor_allgather, PMPI_Neighbor_allgather_init>(
+      h, s.buf(), s.n(), s.type(), r.buf(), per(r, rcount), r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 // The receive side of a v-form: converted where its displacements are not negative; then its
@@ -139,47 +139,47 @@ int recv_v(Coll& c, const Neighbors& nb, void* rbuf, const int rcounts[], const 
 }
 
 int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
-               MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+               MPI_Datatype rtype, MPI_Comm comm, const How& h) {
   Neighbors nb;
   if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
-    return req ? PMPI_Ineighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, req)
-               : PMPI_Neighbor_allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
-  auto c = std::make_shared<Coll>();
-  if (int e = send_side(c->s, true, sbuf, scount, stype)) return raise(comm, e);
+    return mpi_call<PMPI_Neighbor_allgatherv, PMPI_Ineighbor_allgatherv, PMPI_Neighbor_allgatherv_init>(
+        h, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
+  auto c = make_coll(h);
+  if (int e = send_side(*c, c->s, true, sbuf, scount, stype)) return raise(comm, e);
   if (int e = recv_v(*c, nb, rbuf, rcounts, displs, rtype)) return raise(comm, e);
   const Side &s = c->s, &r = c->r;
   const int* rcs = r.converted() ? c->rc.data() : rcounts;
   const int* rds = r.converted() ? c->rd.data() : displs;
-  int rc = req ? PMPI_Ineighbor_allgatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm, req)
-               : PMPI_Neighbor_allgatherv(s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Neighbor_allgatherv, PMPI_Ineighbor_allgatherv, PMPI_Neighbor_allgatherv_init>(
+      h, s.buf(), s.n(), s.type(), r.buf(), rcs, rds, r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 // Destination j's chunk is elements [j*scount, (j+1)*scount) of the send buffer: packed whole,
 // every chunk lies at its own packed offset.
 int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-             MPI_Comm comm, MPI_Request* req) {
+             MPI_Comm comm, const How& h) {
   Neighbors nb;
   if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
-    return req ? PMPI_Ineighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req)
-               : PMPI_Neighbor_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-  auto c = std::make_shared<Coll>();
-  if (int e = send_side(c->s, true, sbuf, int64_t(nb.out) * scount, stype)) return raise(comm, e);
+    return mpi_call<PMPI_Neighbor_alltoall, PMPI_Ineighbor_alltoall, PMPI_Neighbor_alltoall_init>(
+        h, sbuf, scount, stype, rbuf, rcount, rtype, comm);
+  auto c = make_coll(h);
+  if (int e = send_side(*c, c->s, true, sbuf, int64_t(nb.out) * scount, stype)) return raise(comm, e);
   if (int e = prepare_recv(c->r, rbuf, int64_t(nb.in()) * rcount, rtype)) return raise(comm, e);
   if (c->r.converted()) chunks(*c, nb, rcount * c->r.info->size);
   const Side &s = c->s, &r = c->r;
-  int rc = req ? PMPI_Ineighbor_alltoall(s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm, req)
-               : PMPI_Neighbor_alltoall(s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Neighbor_alltoall, PMPI_Ineighbor_alltoall, PMPI_Neighbor_alltoall_init>(
+      h, s.buf(), per(s, scount), s.type(), r.buf(), per(r, rcount), r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
-              const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+              const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, const How& h) {
   Neighbors nb;
   if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
-    return req ? PMPI_Ineighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req)
-               : PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
-  auto c = std::make_shared<Coll>();
+    return mpi_call<PMPI_Neighbor_alltoallv, PMPI_Ineighbor_alltoallv, PMPI_Neighbor_alltoallv_init>(
+        h, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+  auto c = make_coll(h);
   c->s.as_is(sbuf, 0, stype);
   const int64_t total = span(nb.out, scounts, sdispls);
   if (total >= 0)
@@ -188,7 +188,7 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
     scale(c->s, nb.out, scounts, sdispls, c->sc, c->sd);
     if (c->s.staging.ok())
       for (int j = 0; j < nb.out; ++j)
-        if (int e = pack_range(c->s, c->sd[j], c->sc[j])) return raise(comm, e);
+        if (int e = pack_range(*c, c->s, c->sd[j], c->sc[j])) return raise(comm, e);
   }
   if (int e = recv_v(*c, nb, rbuf, rcounts, rdispls, rtype)) return raise(comm, e);
   const Side &s = c->s, &r = c->r;
@@ -196,24 +196,27 @@ int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Da
   const int* sds = s.converted() ? c->sd.data() : sdispls;
   const int* rcs = r.converted() ? c->rc.data() : rcounts;
   const int* rds = r.converted() ? c->rd.data() : rdispls;
-  int rc = req ? PMPI_Ineighbor_alltoallv(s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm, req)
-               : PMPI_Neighbor_alltoallv(s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm);
-  return run(rc, comm, req, c);
+  int rc = mpi_call<PMPI_Neighbor_alltoallv, PMPI_Ineighbor_alltoallv, PMPI_Neighbor_alltoallv_init>(
+      h, s.buf(), scs, sds, s.type(), r.buf(), rcs, rds, r.type(), comm);
+  return run(rc, comm, h, c);
 }
 
 // One type per neighbor and byte displacements (MPI_Aint): coll.hpp's w-form sides.
 int alltoallw(const void* sbuf, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[], void* rbuf,
               const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-              MPI_Request* req) {
+              const How& h) {
   Neighbors nb = neighbors(comm);
   auto s = std::make_shared<WSide<MPI_Aint>>(), r = std::make_shared<WSide<MPI_Aint>>();
   const bool sconv = nb.ok && w_convert(*s, nb.out, scounts, stypes);
   const bool rconv = nb.ok && w_convert(*r, nb.in(), rcounts, rtypes);
-  if (sconv)
-    if (int e = w_pack(*s, sbuf, scounts, sdispls)) return raise(comm, e);
-  WUnpack<MPI_Aint> unpack{r, rbuf, std::vector<int>(rcounts, rcounts + nb.in()),
-                           std::vector<MPI_Aint>(rdispls, rdispls + nb.in()), std::vector<bool>(nb.in())};
-  for (int i = 0; i < nb.in(); ++i) unpack.skip[i] = nb.null_source(i);
+  WPack<MPI_Aint> pack{s, sbuf, std::vector<int>(scounts, scounts + (sconv ? nb.out : 0)),
+                       std::vector<MPI_Aint>(sdispls, sdispls + (sconv ? nb.out : 0))};
+  if (sconv && !h.persistent)
+    if (int e = pack()) return raise(comm, e);
+  const int in = rconv ? nb.in() : 0;
+  WUnpack<MPI_Aint> unpack{r, rbuf, std::vector<int>(rcounts, rcounts + in),
+                           std::vector<MPI_Aint>(rdispls, rdispls + in), std::vector<bool>(in)};
+  for (int i = 0; i < in; ++i) unpack.skip[i] = nb.null_source(i);
   const void* sb = sconv ? s->staging.data() : sbuf;
   void* rb = rconv ? r->staging.data() : rbuf;
   const int* scs = sconv ? s->counts.data() : scounts;
@@ -222,9 +225,9 @@ int alltoallw(const void* sbuf, const int scounts[], const MPI_Aint sdispls[], c
   const int* rcs = rconv ? r->counts.data() : rcounts;
   const MPI_Aint* rds = rconv ? r->displs.data() : rdispls;
   const MPI_Datatype* rts = rconv ? r->types.data() : rtypes;
-  int rc = req ? PMPI_Ineighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
-               : PMPI_Neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm);
-  return w_run(rc, comm, req, s, sconv, rconv, std::move(unpack));
+  int rc = mpi_call<PMPI_Neighbor_alltoallw, PMPI_Ineighbor_alltoallw, PMPI_Neighbor_alltoallw_init>(
+      h, sb, scs, sds, sts, rb, rcs, rds, rts, comm);
+  return w_run(rc, comm, h, std::move(pack), sconv, rconv, std::move(unpack));
 }
 
 }  // namespace
@@ -233,50 +236,79 @@ extern "C" {
 
 int MPI_Neighbor_allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm) {
   return disabled() ? PMPI_Neighbor_allgather(sb, sc, st, rb, rc, rt, comm)
-                    : allgather(sb, sc, st, rb, rc, rt, comm, nullptr);
+                    : allgather(sb, sc, st, rb, rc, rt, comm, blocking());
 }
 int MPI_Ineighbor_allgather(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
                             MPI_Request* req) {
   return disabled() ? PMPI_Ineighbor_allgather(sb, sc, st, rb, rc, rt, comm, req)
-                    : allgather(sb, sc, st, rb, rc, rt, comm, req);
+                    : allgather(sb, sc, st, rb, rc, rt, comm, nonblocking(req));
+}
+int MPI_Neighbor_allgather_init(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                                MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Neighbor_allgather_init(sb, sc, st, rb, rc, rt, comm, info, req)
+                    : allgather(sb, sc, st, rb, rc, rt, comm, persistent(info, req));
 }
 int MPI_Neighbor_allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
                             MPI_Datatype rt, MPI_Comm comm) {
   return disabled() ? PMPI_Neighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, comm)
-                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, nullptr);
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, blocking());
 }
 int MPI_Ineighbor_allgatherv(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
                              MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Ineighbor_allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, req)
-                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, req);
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, nonblocking(req));
+}
+int MPI_Neighbor_allgatherv_init(const void* sb, int sc, MPI_Datatype st, void* rb, const int rcs[], const int ds[],
+                                 MPI_Datatype rt, MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Neighbor_allgatherv_init(sb, sc, st, rb, rcs, ds, rt, comm, info, req)
+                    : allgatherv(sb, sc, st, rb, rcs, ds, rt, comm, persistent(info, req));
 }
 int MPI_Neighbor_alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm) {
-  return disabled() ? PMPI_Neighbor_alltoall(sb, sc, st, rb, rc, rt, comm) : alltoall(sb, sc, st, rb, rc, rt, comm, nullptr);
+  return disabled() ? PMPI_Neighbor_alltoall(sb, sc, st, rb, rc, rt, comm)
+                    : alltoall(sb, sc, st, rb, rc, rt, comm, blocking());
 }
 int MPI_Ineighbor_alltoall(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt, MPI_Comm comm,
                            MPI_Request* req) {
-  return disabled() ? PMPI_Ineighbor_alltoall(sb, sc, st, rb, rc, rt, comm, req) : alltoall(sb, sc, st, rb, rc, rt, comm, req);
+  return disabled() ? PMPI_Ineighbor_alltoall(sb, sc, st, rb, rc, rt, comm, req)
+                    : alltoall(sb, sc, st, rb, rc, rt, comm, nonblocking(req));
+}
+int MPI_Neighbor_alltoall_init(const void* sb, int sc, MPI_Datatype st, void* rb, int rc, MPI_Datatype rt,
+                               MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Neighbor_alltoall_init(sb, sc, st, rb, rc, rt, comm, info, req)
+                    : alltoall(sb, sc, st, rb, rc, rt, comm, persistent(info, req));
 }
 int MPI_Neighbor_alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb, const int rcs[],
                            const int rds[], MPI_Datatype rt, MPI_Comm comm) {
   return disabled() ? PMPI_Neighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm)
-                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, nullptr);
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, blocking());
 }
 int MPI_Ineighbor_alltoallv(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb,
                             const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Request* req) {
   return disabled() ? PMPI_Ineighbor_alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req)
-                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, req);
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, nonblocking(req));
+}
+int MPI_Neighbor_alltoallv_init(const void* sb, const int scs[], const int sds[], MPI_Datatype st, void* rb,
+                                const int rcs[], const int rds[], MPI_Datatype rt, MPI_Comm comm, MPI_Info info,
+                                MPI_Request* req) {
+  return disabled() ? PMPI_Neighbor_alltoallv_init(sb, scs, sds, st, rb, rcs, rds, rt, comm, info, req)
+                    : alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, persistent(info, req));
 }
 int MPI_Neighbor_alltoallw(const void* sb, const int scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
                            const int rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm) {
   return disabled() ? PMPI_Neighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm)
-                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, nullptr);
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, blocking());
 }
 int MPI_Ineighbor_alltoallw(const void* sb, const int scs[], const MPI_Aint sds[], const MPI_Datatype sts[], void* rb,
                             const int rcs[], const MPI_Aint rds[], const MPI_Datatype rts[], MPI_Comm comm,
                             MPI_Request* req) {
   return disabled() ? PMPI_Ineighbor_alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req)
-                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, req);
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, nonblocking(req));
+}
+int MPI_Neighbor_alltoallw_init(const void* sb, const int scs[], const MPI_Aint sds[], const MPI_Datatype sts[],
+                                void* rb, const int rcs[], const MPI_Aint rds[], const MPI_Datatype rts[],
+                                MPI_Comm comm, MPI_Info info, MPI_Request* req) {
+  return disabled() ? PMPI_Neighbor_alltoallw_init(sb, scs, sds, sts, rb, rcs, rds, rts, comm, info, req)
+                    : alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts, comm, persistent(info, req));
 }
 
 }  // extern "C"

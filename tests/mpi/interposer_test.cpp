@@ -288,99 +288,171 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
 #else
 #define DDT_LC_(large, call, ...) call(__VA_ARGS__)
 #endif
+// One collective, by mode: 0 blocking, 1 non-blocking (then waited for), 2 persistent (MPI 4's
+// _init forms): the init is made on scrambled buffers, which get their contents back before each
+// of two starts, so a pack made at the init instead of at the start shows (and so does a second
+// activation that does not repeat the first). call(req) makes the call of its mode; check runs
+// after each completion and may read the buffers' initial contents (restored before each start).
+void run_case(int mode, std::vector<Buf*> bufs, const std::function<int(MPI_Request*)>& call,
+              const std::function<void(int)>& check) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (mode < 2) {
+    int rc = call(mode ? &req : nullptr);
+    if (rc == MPI_SUCCESS && mode) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    check(rc);
+    return;
+  }
+  std::vector<std::vector<char>> keep;
+  for (Buf* b : bufs) keep.push_back(b->data), std::fill(b->data.begin(), b->data.end(), char(0x5a));
+  int rc = call(&req);
+  for (int start = 0; start < 2; ++start) {
+    for (size_t k = 0; k < bufs.size(); ++k) bufs[k]->data = keep[k];
+    if (rc == MPI_SUCCESS) rc = MPI_Start(&req);
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    check(rc);
+  }
+  if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
+}
+
 void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count) {
   const int root = static_cast<int>(i % np);
   const bool large = MPI_VERSION >= 4 && (i / 2) % 2 == 1;
   const std::string tag = "collectives type " + std::to_string(i) + (large ? " (_c)" : "");
-  for (int nb = 0; nb < 2; ++nb) {
-    MPI_Request req;
-    auto done = [&](int) { if (nb) MPI_Wait(&req, MPI_STATUS_IGNORE); };
-    const std::string how = nb ? " (non-blocking)" : "";
+  const int c = (int)count;
+  for (int mode = 0; mode < 3; ++mode) {
+    const bool lc = large;
+    const std::string how = mode == 1 ? " (non-blocking)" : mode == 2 ? " (persistent)" : "";
+    auto ok = [&](int rc, bool good, const std::string& what) {
+      check(rc == MPI_SUCCESS && good, tag + " " + what + how + (rc != MPI_SUCCESS ? " returned an error" : ""));
+    };
     {  // Bcast
       Buf b = make_buf(ref, count, i, me);
-      if (nb) DDT_LC_(large, MPI_Ibcast, b.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
-      else DDT_LC_(large, MPI_Bcast, b.base(), (int)count, mt, root, MPI_COMM_WORLD);
-      done(0);
-      std::vector<char> want = me == root ? make_buf(ref, count, i, me).data
-                                          : expect_unpack(ref, count, packed_of(ref, count, i, root), i, me);
-      check(same(b.data, want, nullptr), tag + " bcast" + how);
+      run_case(
+          mode, {&b},
+          [&](MPI_Request* r) {
+            if (mode == 2) return DDT_LC_(lc, MPI_Bcast_init, b.base(), c, mt, root, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+            return r ? DDT_LC_(lc, MPI_Ibcast, b.base(), c, mt, root, MPI_COMM_WORLD, r)
+                     : DDT_LC_(lc, MPI_Bcast, b.base(), c, mt, root, MPI_COMM_WORLD);
+          },
+          [&](int rc) {
+            std::vector<char> want = me == root ? make_buf(ref, count, i, me).data
+                                                : expect_unpack(ref, count, packed_of(ref, count, i, root), i, me);
+            ok(rc, same(b.data, want, nullptr), "bcast");
+          });
     }
     // All-to-all family with count elements per peer: rank p's chunk k is elements [k*count, ...).
     const int64_t all = count * np;
-    {  // Alltoall (and in place)
-      for (int in_place = 0; in_place < 2; ++in_place) {
-        Buf s = make_buf(ref, all, i, me), r = make_buf(ref, all, i + 1, me);
-        const void* sb = in_place ? MPI_IN_PLACE : s.base();
-        if (in_place) r = make_buf(ref, all, i, me);  // in place: the data to send is in r
-        if (nb) DDT_LC_(large, MPI_Ialltoall, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD, &req);
-        else DDT_LC_(large, MPI_Alltoall, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD);
-        done(0);
-        // Expected: chunk p of my receive buffer = chunk me of rank p's send data.
-        std::vector<char> packed(ref.size * all);
-        for (int p = 0; p < np; ++p) {
-          std::vector<char> theirs = packed_of(ref, all, i, p);
-          std::memcpy(packed.data() + p * count * ref.size, theirs.data() + me * count * ref.size, count * ref.size);
-        }
-        std::vector<char> want = expect_unpack(ref, all, packed, in_place ? i : i + 1, me);
-        check(same(r.data, want, nullptr), tag + " alltoall" + (in_place ? " in place" : "") + how);
-      }
+    for (int in_place = 0; in_place < 2; ++in_place) {  // Alltoall (and in place)
+      Buf s = make_buf(ref, all, i, me), r = make_buf(ref, all, i + 1, me);
+      if (in_place) r = make_buf(ref, all, i, me);  // in place: the data to send is in r
+      const void* sb = in_place ? MPI_IN_PLACE : s.base();
+      run_case(
+          mode, {&s, &r},
+          [&](MPI_Request* q) {
+            if (mode == 2)
+              return DDT_LC_(lc, MPI_Alltoall_init, sb, c, mt, r.base(), c, mt, MPI_COMM_WORLD, MPI_INFO_NULL, q);
+            return q ? DDT_LC_(lc, MPI_Ialltoall, sb, c, mt, r.base(), c, mt, MPI_COMM_WORLD, q)
+                     : DDT_LC_(lc, MPI_Alltoall, sb, c, mt, r.base(), c, mt, MPI_COMM_WORLD);
+          },
+          [&](int rc) {
+            // Expected: chunk p of my receive buffer = chunk me of rank p's send data.
+            std::vector<char> packed(ref.size * all);
+            for (int p = 0; p < np; ++p) {
+              std::vector<char> theirs = packed_of(ref, all, i, p);
+              std::memcpy(packed.data() + p * count * ref.size, theirs.data() + me * count * ref.size, count * ref.size);
+            }
+            std::vector<char> want = expect_unpack(ref, all, packed, in_place ? i : i + 1, me);
+            ok(rc, same(r.data, want, nullptr), std::string("alltoall") + (in_place ? " in place" : ""));
+          });
     }
-    {  // Allgather (and in place)
-      for (int in_place = 0; in_place < 2; ++in_place) {
-        Buf s = make_buf(ref, count, i, me), r = make_buf(ref, all, i + 2, me);
-        if (in_place) {  // my contribution sits in my chunk of r
-          std::vector<char> mine = packed_of(ref, count, i, me), whole(ref.size * all);
-          ref_pack(ref, r.base(), all, whole.data());
-          std::memcpy(whole.data() + me * count * ref.size, mine.data(), mine.size());
-          ref_unpack(ref, whole.data(), all, r.base());
-        }
-        std::vector<char> before = r.data;
-        const void* sb = in_place ? MPI_IN_PLACE : s.base();
-        if (nb) DDT_LC_(large, MPI_Iallgather, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD, &req);
-        else DDT_LC_(large, MPI_Allgather, sb, (int)count, mt, r.base(), (int)count, mt, MPI_COMM_WORLD);
-        done(0);
-        std::vector<char> packed(ref.size * all);
-        for (int p = 0; p < np; ++p) {
-          std::vector<char> theirs = packed_of(ref, count, i, p);
-          std::memcpy(packed.data() + p * count * ref.size, theirs.data(), count * ref.size);
-        }
-        Buf w;
-        w.lo = r.lo, w.hi = r.hi, w.data = before;
-        ref_unpack(ref, packed.data(), all, w.base());
-        check(same(r.data, w.data, nullptr), tag + " allgather" + (in_place ? " in place" : "") + how);
+    for (int in_place = 0; in_place < 2; ++in_place) {  // Allgather (and in place)
+      Buf s = make_buf(ref, count, i, me), r = make_buf(ref, all, i + 2, me);
+      if (in_place) {  // my contribution sits in my chunk of r
+        std::vector<char> mine = packed_of(ref, count, i, me), whole(ref.size * all);
+        ref_pack(ref, r.base(), all, whole.data());
+        std::memcpy(whole.data() + me * count * ref.size, mine.data(), mine.size());
+        ref_unpack(ref, whole.data(), all, r.base());
       }
+      const std::vector<char> before = r.data;
+      const void* sb = in_place ? MPI_IN_PLACE : s.base();
+      run_case(
+          mode, {&s, &r},
+          [&](MPI_Request* q) {
+            if (mode == 2)
+              return DDT_LC_(lc, MPI_Allgather_init, sb, c, mt, r.base(), c, mt, MPI_COMM_WORLD, MPI_INFO_NULL, q);
+            return q ? DDT_LC_(lc, MPI_Iallgather, sb, c, mt, r.base(), c, mt, MPI_COMM_WORLD, q)
+                     : DDT_LC_(lc, MPI_Allgather, sb, c, mt, r.base(), c, mt, MPI_COMM_WORLD);
+          },
+          [&](int rc) {
+            std::vector<char> packed(ref.size * all);
+            for (int p = 0; p < np; ++p) {
+              std::vector<char> theirs = packed_of(ref, count, i, p);
+              std::memcpy(packed.data() + p * count * ref.size, theirs.data(), count * ref.size);
+            }
+            Buf w;
+            w.lo = r.lo, w.hi = r.hi, w.data = before;
+            ref_unpack(ref, packed.data(), all, w.base());
+            ok(rc, same(r.data, w.data, nullptr), std::string("allgather") + (in_place ? " in place" : ""));
+          });
     }
-    {  // Gather / Scatter round trip at root, and Gatherv / Scatterv with reversed displacements
+    {  // Gather at root
       Buf s = make_buf(ref, count, i, me), r = make_buf(ref, all, i + 3, me);
-      if (nb) DDT_LC_(large, MPI_Igather, s.base(), (int)count, mt, r.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
-      else DDT_LC_(large, MPI_Gather, s.base(), (int)count, mt, r.base(), (int)count, mt, root, MPI_COMM_WORLD);
-      done(0);
-      if (me == root) {
-        std::vector<char> packed(ref.size * all);
-        for (int p = 0; p < np; ++p) {
-          std::vector<char> theirs = packed_of(ref, count, i, p);
-          std::memcpy(packed.data() + p * count * ref.size, theirs.data(), count * ref.size);
-        }
-        check(same(r.data, expect_unpack(ref, all, packed, i + 3, me), nullptr), tag + " gather" + how);
-      }
-      std::vector<int> counts(np, (int)count), displs(np);
+      run_case(
+          mode, {&s, &r},
+          [&](MPI_Request* q) {
+            if (mode == 2)
+              return DDT_LC_(lc, MPI_Gather_init, s.base(), c, mt, r.base(), c, mt, root, MPI_COMM_WORLD, MPI_INFO_NULL,
+                             q);
+            return q ? DDT_LC_(lc, MPI_Igather, s.base(), c, mt, r.base(), c, mt, root, MPI_COMM_WORLD, q)
+                     : DDT_LC_(lc, MPI_Gather, s.base(), c, mt, r.base(), c, mt, root, MPI_COMM_WORLD);
+          },
+          [&](int rc) {
+            if (me != root) return ok(rc, true, "gather");
+            std::vector<char> packed(ref.size * all);
+            for (int p = 0; p < np; ++p) {
+              std::vector<char> theirs = packed_of(ref, count, i, p);
+              std::memcpy(packed.data() + p * count * ref.size, theirs.data(), count * ref.size);
+            }
+            ok(rc, same(r.data, expect_unpack(ref, all, packed, i + 3, me), nullptr), "gather");
+          });
+    }
+    {  // Scatterv with reversed displacements
+      std::vector<int> counts(np, c), displs(np);
       for (int p = 0; p < np; ++p) displs[p] = (int)((np - 1 - p) * count);
       Buf s2 = make_buf(ref, all, i + 4, me), r2 = make_buf(ref, count, i + 5, me);
 #if MPI_VERSION >= 4
-      std::vector<MPI_Count> lcounts(counts.begin(), counts.end());
+      std::vector<MPI_Count> lcounts(counts.begin(), counts.end());  // live until the request completes
       std::vector<MPI_Aint> ldispls(displs.begin(), displs.end());
-      if (large && nb)
-        MPI_Iscatterv_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root, MPI_COMM_WORLD, &req);
-      else if (large)
-        MPI_Scatterv_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root, MPI_COMM_WORLD);
-      else
 #endif
-      if (nb) MPI_Iscatterv(s2.base(), counts.data(), displs.data(), mt, r2.base(), (int)count, mt, root, MPI_COMM_WORLD, &req);
-      else MPI_Scatterv(s2.base(), counts.data(), displs.data(), mt, r2.base(), (int)count, mt, root, MPI_COMM_WORLD);
-      done(0);
-      std::vector<char> rootdata = packed_of(ref, all, i + 4, root);
-      std::vector<char> mine(rootdata.begin() + displs[me] * ref.size, rootdata.begin() + (displs[me] + count) * ref.size);
-      check(same(r2.data, expect_unpack(ref, count, mine, i + 5, me), nullptr), tag + " scatterv" + how);
+      run_case(
+          mode, {&s2, &r2},
+          [&](MPI_Request* q) {
+#if MPI_VERSION >= 4
+            if (lc && mode == 2)
+              return MPI_Scatterv_init_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root,
+                                         MPI_COMM_WORLD, MPI_INFO_NULL, q);
+#endif
+            if (mode == 2)
+              return MPI_Scatterv_init(s2.base(), counts.data(), displs.data(), mt, r2.base(), c, mt, root,
+                                       MPI_COMM_WORLD, MPI_INFO_NULL, q);
+#if MPI_VERSION >= 4
+            if (lc)
+              return q ? MPI_Iscatterv_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root,
+                                         MPI_COMM_WORLD, q)
+                       : MPI_Scatterv_c(s2.base(), lcounts.data(), ldispls.data(), mt, r2.base(), count, mt, root,
+                                        MPI_COMM_WORLD);
+#endif
+            return q ? MPI_Iscatterv(s2.base(), counts.data(), displs.data(), mt, r2.base(), c, mt, root,
+                                     MPI_COMM_WORLD, q)
+                     : MPI_Scatterv(s2.base(), counts.data(), displs.data(), mt, r2.base(), c, mt, root,
+                                    MPI_COMM_WORLD);
+          },
+          [&](int rc) {
+            std::vector<char> rootdata = packed_of(ref, all, i + 4, root);
+            std::vector<char> mine(rootdata.begin() + displs[me] * ref.size,
+                                   rootdata.begin() + (displs[me] + count) * ref.size);
+            ok(rc, same(r2.data, expect_unpack(ref, count, mine, i + 5, me), nullptr), "scatterv");
+          });
     }
   }
 }
@@ -418,96 +490,110 @@ std::vector<Topo> topologies() {
 void neighbor_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count) {
   const int64_t cb = count * ref.size;
   const bool large = MPI_VERSION >= 4 && (i / 2) % 2 == 1;  // the _c forms, as collectives_case
+  const int c = (int)count;
   for (const Topo& t : topologies()) {
     const std::vector<int> src = t.sources(me);
     const int in = static_cast<int>(src.size()), out = static_cast<int>(t.dests(me).size());
     for (int form = 0; form < 5; ++form)  // allgather, allgatherv, alltoall, alltoallv, alltoallw
-      for (int nb = 0; nb < 2; ++nb) {
-        const bool all = form >= 2, rev = form == 1 || form >= 3;
+      for (int mode = 0; mode < 3; ++mode) {  // blocking, non-blocking, persistent (run_case)
+        const bool all = form >= 2, rev = form == 1 || form >= 3, lc = large;
         const uint64_t sseed = i + 10 + form, rseed = i + 20 + form;
         auto pos = [&](int k, int n) { return rev ? n - 1 - k : k; };
         Buf sb = make_buf(ref, all ? out * count : count, sseed, me), rb = make_buf(ref, in * count, rseed, me);
-        std::vector<int> counts(std::max(in, out), (int)count), sd(out), rd(in);
+        std::vector<int> counts(std::max(in, out), c), sd(out), rd(in);
         std::vector<MPI_Aint> swd(out), rwd(in);
         std::vector<MPI_Datatype> types(std::max(in, out), mt);
         for (int j = 0; j < out; ++j) sd[j] = (int)(pos(j, out) * count), swd[j] = sd[j] * ref.extent();
         for (int k = 0; k < in; ++k) rd[k] = (int)(pos(k, in) * count), rwd[k] = rd[k] * ref.extent();
-        MPI_Request req;
-        MPI_Request* r = nb ? &req : nullptr;
-        int rc = MPI_SUCCESS;
-        const int c = (int)count;
 #if MPI_VERSION >= 4
         std::vector<MPI_Count> lcounts(counts.begin(), counts.end());
         std::vector<MPI_Aint> lsd(sd.begin(), sd.end()), lrd(rd.begin(), rd.end());
-        if (large) switch (form) {
-            case 0:
-              rc = r ? MPI_Ineighbor_allgather_c(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
-                     : MPI_Neighbor_allgather_c(sb.base(), c, mt, rb.base(), c, mt, t.comm);
-              break;
-            case 1:
-              rc = r ? MPI_Ineighbor_allgatherv_c(sb.base(), c, mt, rb.base(), lcounts.data(), lrd.data(), mt, t.comm, r)
-                     : MPI_Neighbor_allgatherv_c(sb.base(), c, mt, rb.base(), lcounts.data(), lrd.data(), mt, t.comm);
-              break;
-            case 2:
-              rc = r ? MPI_Ineighbor_alltoall_c(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
-                     : MPI_Neighbor_alltoall_c(sb.base(), c, mt, rb.base(), c, mt, t.comm);
-              break;
-            case 3:
-              rc = r ? MPI_Ineighbor_alltoallv_c(sb.base(), lcounts.data(), lsd.data(), mt, rb.base(), lcounts.data(),
-                                                 lrd.data(), mt, t.comm, r)
-                     : MPI_Neighbor_alltoallv_c(sb.base(), lcounts.data(), lsd.data(), mt, rb.base(), lcounts.data(),
-                                                lrd.data(), mt, t.comm);
-              break;
-            default:
-              rc = r ? MPI_Ineighbor_alltoallw_c(sb.base(), lcounts.data(), swd.data(), types.data(), rb.base(),
-                                                 lcounts.data(), rwd.data(), types.data(), t.comm, r)
-                     : MPI_Neighbor_alltoallw_c(sb.base(), lcounts.data(), swd.data(), types.data(), rb.base(),
-                                                lcounts.data(), rwd.data(), types.data(), t.comm);
-          }
-        else
 #endif
-        switch (form) {
-          case 0:
-            rc = r ? MPI_Ineighbor_allgather(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
-                   : MPI_Neighbor_allgather(sb.base(), c, mt, rb.base(), c, mt, t.comm);
-            break;
-          case 1:
-            rc = r ? MPI_Ineighbor_allgatherv(sb.base(), c, mt, rb.base(), counts.data(), rd.data(), mt, t.comm, r)
-                   : MPI_Neighbor_allgatherv(sb.base(), c, mt, rb.base(), counts.data(), rd.data(), mt, t.comm);
-            break;
-          case 2:
-            rc = r ? MPI_Ineighbor_alltoall(sb.base(), c, mt, rb.base(), c, mt, t.comm, r)
-                   : MPI_Neighbor_alltoall(sb.base(), c, mt, rb.base(), c, mt, t.comm);
-            break;
-          case 3:
-            rc = r ? MPI_Ineighbor_alltoallv(sb.base(), counts.data(), sd.data(), mt, rb.base(), counts.data(), rd.data(),
-                                             mt, t.comm, r)
-                   : MPI_Neighbor_alltoallv(sb.base(), counts.data(), sd.data(), mt, rb.base(), counts.data(), rd.data(),
-                                            mt, t.comm);
-            break;
-          default:
-            rc = r ? MPI_Ineighbor_alltoallw(sb.base(), counts.data(), swd.data(), types.data(), rb.base(), counts.data(),
-                                             rwd.data(), types.data(), t.comm, r)
-                   : MPI_Neighbor_alltoallw(sb.base(), counts.data(), swd.data(), types.data(), rb.base(), counts.data(),
-                                            rwd.data(), types.data(), t.comm);
-        }
-        if (rc == MPI_SUCCESS && r) rc = MPI_Wait(r, MPI_STATUS_IGNORE);
+        void *s = sb.base(), *r = rb.base();
+        const MPI_Comm m = t.comm;
+        const MPI_Info inf = MPI_INFO_NULL;
+        auto call = [&](MPI_Request* q) -> int {
+#if MPI_VERSION >= 4
+          if (mode == 2 && lc) switch (form) {
+              case 0: return MPI_Neighbor_allgather_init_c(s, c, mt, r, c, mt, m, inf, q);
+              case 1: return MPI_Neighbor_allgatherv_init_c(s, c, mt, r, lcounts.data(), lrd.data(), mt, m, inf, q);
+              case 2: return MPI_Neighbor_alltoall_init_c(s, c, mt, r, c, mt, m, inf, q);
+              case 3:
+                return MPI_Neighbor_alltoallv_init_c(s, lcounts.data(), lsd.data(), mt, r, lcounts.data(), lrd.data(),
+                                                     mt, m, inf, q);
+              default:
+                return MPI_Neighbor_alltoallw_init_c(s, lcounts.data(), swd.data(), types.data(), r, lcounts.data(),
+                                                     rwd.data(), types.data(), m, inf, q);
+            }
+#endif
+          if (mode == 2) switch (form) {
+              case 0: return MPI_Neighbor_allgather_init(s, c, mt, r, c, mt, m, inf, q);
+              case 1: return MPI_Neighbor_allgatherv_init(s, c, mt, r, counts.data(), rd.data(), mt, m, inf, q);
+              case 2: return MPI_Neighbor_alltoall_init(s, c, mt, r, c, mt, m, inf, q);
+              case 3:
+                return MPI_Neighbor_alltoallv_init(s, counts.data(), sd.data(), mt, r, counts.data(), rd.data(), mt, m,
+                                                   inf, q);
+              default:
+                return MPI_Neighbor_alltoallw_init(s, counts.data(), swd.data(), types.data(), r, counts.data(),
+                                                   rwd.data(), types.data(), m, inf, q);
+            }
+#if MPI_VERSION >= 4
+          if (lc) switch (form) {
+              case 0:
+                return q ? MPI_Ineighbor_allgather_c(s, c, mt, r, c, mt, m, q) : MPI_Neighbor_allgather_c(s, c, mt, r, c, mt, m);
+              case 1:
+                return q ? MPI_Ineighbor_allgatherv_c(s, c, mt, r, lcounts.data(), lrd.data(), mt, m, q)
+                         : MPI_Neighbor_allgatherv_c(s, c, mt, r, lcounts.data(), lrd.data(), mt, m);
+              case 2:
+                return q ? MPI_Ineighbor_alltoall_c(s, c, mt, r, c, mt, m, q) : MPI_Neighbor_alltoall_c(s, c, mt, r, c, mt, m);
+              case 3:
+                return q ? MPI_Ineighbor_alltoallv_c(s, lcounts.data(), lsd.data(), mt, r, lcounts.data(), lrd.data(), mt,
+                                                     m, q)
+                         : MPI_Neighbor_alltoallv_c(s, lcounts.data(), lsd.data(), mt, r, lcounts.data(), lrd.data(), mt,
+                                                    m);
+              default:
+                return q ? MPI_Ineighbor_alltoallw_c(s, lcounts.data(), swd.data(), types.data(), r, lcounts.data(),
+                                                     rwd.data(), types.data(), m, q)
+                         : MPI_Neighbor_alltoallw_c(s, lcounts.data(), swd.data(), types.data(), r, lcounts.data(),
+                                                    rwd.data(), types.data(), m);
+            }
+#endif
+          switch (form) {
+            case 0: return q ? MPI_Ineighbor_allgather(s, c, mt, r, c, mt, m, q) : MPI_Neighbor_allgather(s, c, mt, r, c, mt, m);
+            case 1:
+              return q ? MPI_Ineighbor_allgatherv(s, c, mt, r, counts.data(), rd.data(), mt, m, q)
+                       : MPI_Neighbor_allgatherv(s, c, mt, r, counts.data(), rd.data(), mt, m);
+            case 2: return q ? MPI_Ineighbor_alltoall(s, c, mt, r, c, mt, m, q) : MPI_Neighbor_alltoall(s, c, mt, r, c, mt, m);
+            case 3:
+              return q ? MPI_Ineighbor_alltoallv(s, counts.data(), sd.data(), mt, r, counts.data(), rd.data(), mt, m, q)
+                       : MPI_Neighbor_alltoallv(s, counts.data(), sd.data(), mt, r, counts.data(), rd.data(), mt, m);
+            default:
+              return q ? MPI_Ineighbor_alltoallw(s, counts.data(), swd.data(), types.data(), r, counts.data(), rwd.data(),
+                                                 types.data(), m, q)
+                       : MPI_Neighbor_alltoallw(s, counts.data(), swd.data(), types.data(), r, counts.data(), rwd.data(),
+                                                types.data(), m);
+          }
+        };
         // Expected: chunk k of my receive stream is what source k sent me (its chunk for me in the
         // all-to-all forms, its whole buffer in the allgathers); a null source's chunk as it was.
-        std::vector<char> want = packed_of(ref, in * count, rseed, me);
-        for (int k = 0; k < in; ++k) {
-          const int s = src[k];
-          if (s == MPI_PROC_NULL) continue;
-          const std::vector<int> theirs = t.dests(s);
-          const int n = static_cast<int>(theirs.size());
-          const int j = static_cast<int>(std::find(theirs.begin(), theirs.end(), me) - theirs.begin());
-          std::vector<char> sent = packed_of(ref, all ? n * count : count, sseed, s);
-          std::memcpy(want.data() + pos(k, in) * cb, sent.data() + (all ? pos(j, n) * cb : 0), cb);
-        }
-        static const char* names[] = {"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
-        check(rc == MPI_SUCCESS && same(rb.data, expect_unpack(ref, in * count, want, rseed, me), nullptr),
-              "neighborhood collectives type " + std::to_string(i) + " " + t.name + ": neighbor_" + names[form] +
-                  (large ? "_c" : "") + (nb ? " (non-blocking)" : "") + (rc != MPI_SUCCESS ? " returned an error" : ""));
+        auto verify = [&](int rc) {
+          std::vector<char> want = packed_of(ref, in * count, rseed, me);
+          for (int k = 0; k < in; ++k) {
+            const int p = src[k];
+            if (p == MPI_PROC_NULL) continue;
+            const std::vector<int> theirs = t.dests(p);
+            const int n = static_cast<int>(theirs.size());
+            const int j = static_cast<int>(std::find(theirs.begin(), theirs.end(), me) - theirs.begin());
+            std::vector<char> sent = packed_of(ref, all ? n * count : count, sseed, p);
+            std::memcpy(want.data() + pos(k, in) * cb, sent.data() + (all ? pos(j, n) * cb : 0), cb);
+          }
+          static const char* names[] = {"allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"};
+          static const char* modes[] = {"", " (non-blocking)", " (persistent)"};
+          check(rc == MPI_SUCCESS && same(rb.data, expect_unpack(ref, in * count, want, rseed, me), nullptr),
+                "neighborhood collectives type " + std::to_string(i) + " " + t.name + ": neighbor_" + names[form] +
+                    (lc ? "_c" : "") + modes[mode] + (rc != MPI_SUCCESS ? " returned an error" : ""));
+        };
+        run_case(mode, {&sb, &rb}, call, verify);
       }
   }
 }
