@@ -320,7 +320,7 @@ void collectives_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t c
   const std::string tag = "collectives type " + std::to_string(i) + (large ? " (_c)" : "");
   const int c = (int)count;
   for (int mode = 0; mode < 3; ++mode) {
-    const bool lc = large;
+    [[maybe_unused]] const bool lc = large;
     const std::string how = mode == 1 ? " (non-blocking)" : mode == 2 ? " (persistent)" : "";
     auto ok = [&](int rc, bool good, const std::string& what) {
       check(rc == MPI_SUCCESS && good, tag + " " + what + how + (rc != MPI_SUCCESS ? " returned an error" : ""));
