@@ -163,12 +163,28 @@ int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
 }
 
 template <bool Gather>
-inline constexpr PlainKernel plain_kernels[kPlainKernels] = {
+int plain_parts(const Plan& p, uintptr_t base, char* seq);
+
+template <bool Gather>
+inline constexpr PlainKernel plain_kernels[kPlainKernels + 1] = {
     plain_copy<Gather>,
 #define DDT_ENTRY_(W) plain_kernel<Gather, W, 1>, plain_kernel<Gather, W, 2>,
     DDT_KERNEL_WIDTHS(DDT_ENTRY_)
 #undef DDT_ENTRY_
-    plain_kernel<Gather, 0, 1>, plain_kernel<Gather, 0, 2>};
+    plain_kernel<Gather, 0, 1>, plain_kernel<Gather, 0, 2>,
+    plain_parts<Gather>};
+
+// A Parts plan's whole element: each part, at its displacement from the element, by its own
+// plain kernel (plan.cpp gives the plan this kernel only where every part has one); the parts
+// follow one another in the stream.
+template <bool Gather>
+int plain_parts(const Plan& p, uintptr_t base, char* seq) {
+  for (const Plan& q : p.parts) {
+    plain_kernels<Gather>[q.plain[Gather]](q, base + static_cast<uintptr_t>(q.disp), seq);
+    seq += q.size;
+  }
+  return 0;
+}
 
 // A whole element, where the plan runs it plainly; false (nothing moved) where it does not.
 template <bool Gather>

@@ -333,6 +333,11 @@ Plan make_plan(const Layout& L, int64_t extent) {
     p.shape = Shape::Rows;
   } else if (parts(L, p)) {
     p.shape = Shape::Parts;
+    for (int gather = 0; gather < 2; ++gather) {
+      bool plain = true;
+      for (const Plan& q : p.parts) plain = plain && q.plain[gather] >= 0;
+      if (plain) p.plain[gather] = static_cast<int8_t>(kPlainParts);
+    }
   }
   return p;
 }

@@ -829,6 +829,19 @@ TEST(Executors, PartsOfNests) {
   ASSERT_EQ(bytes, count * size);
   for (int64_t i = 0; i < n_iov; ++i)
     for (size_t b = 0; b < iov[i].iov_len; ++b) at.push_back(static_cast<char*>(iov[i].iov_base) + b - buf.data());
+  // One whole element takes the entry point's plain call (plan.hpp's kPlainParts: every part has
+  // a plain kernel): the same bytes both ways, and nothing written outside the typemap.
+  EXPECT_EQ(p.plain[1], ddt::kPlainParts);
+  EXPECT_EQ(p.plain[0], ddt::kPlainParts);
+  {
+    std::vector<char> one(size), back(buf.size(), 0), expect(buf.size(), 0);
+    ASSERT_EQ(ddt_pack(buf.data(), 1, s, 0, one.data(), size, &n), DDT_SUCCESS);
+    EXPECT_EQ(n, size);
+    EXPECT_EQ(0, std::memcmp(one.data(), want.data(), size));
+    ASSERT_EQ(ddt_unpack(one.data(), size, back.data(), 1, s, 0, &n), DDT_SUCCESS);
+    for (int64_t i = 0; i < size; ++i) expect[at[i]] = one[i];
+    EXPECT_EQ(back, expect);
+  }
   for (int64_t lo : {int64_t{0}, int64_t{1}, int64_t{39}, size - 3, size, size + 1441, 2 * size - 1})
     for (int64_t len : {int64_t{1}, int64_t{20}, int64_t{41}, size, count * size - lo}) {
       if (lo + len > count * size) continue;
