@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "cpu/copy_kernels.hpp"
+#include "cpu/list.hpp"
 #include "plan/plan.hpp"
 
 namespace ddt {
@@ -165,14 +166,27 @@ int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
 template <bool Gather>
 int plain_parts(const Plan& p, uintptr_t base, char* seq);
 
+// A List plan's whole element, every segment a run of blocks (plan.cpp gives the plan this
+// kernel only then): each run's fixed-width loop in turn, as list.hpp's segmented_list does.
 template <bool Gather>
-inline constexpr PlainKernel plain_kernels[kPlainKernels + 1] = {
+int plain_list(const Plan& p, uintptr_t base, char* seq) {
+  const bool narrow = !p.list.empty();
+  for (const Plan::Segment& g : p.segments) {
+    narrow ? list_run<Gather>(p.list.data() + g.first, g.count, g.width, base, 0, 0, g.count * g.width, seq)
+           : list_run<Gather>(p.list64.data() + g.first, g.count, g.width, base, 0, 0, g.count * g.width, seq);
+    seq += g.count * g.width;
+  }
+  return 0;
+}
+
+template <bool Gather>
+inline constexpr PlainKernel plain_kernels[kPlainKernels + 2] = {
     plain_copy<Gather>,
 #define DDT_ENTRY_(W) plain_kernel<Gather, W, 1>, plain_kernel<Gather, W, 2>,
     DDT_KERNEL_WIDTHS(DDT_ENTRY_)
 #undef DDT_ENTRY_
     plain_kernel<Gather, 0, 1>, plain_kernel<Gather, 0, 2>,
-    plain_parts<Gather>};
+    plain_parts<Gather>, plain_list<Gather>};
 
 // A Parts plan's whole element: each part, at its displacement from the element, by its own
 // plain kernel (plan.cpp gives the plan this kernel only where every part has one); the parts

@@ -321,7 +321,10 @@ Plan make_plan(const Layout& L, int64_t extent) {
   const bool long_table = r.kind == Kind::Seq && r.count > kRowsMax;
   for (size_t i = 0; i + (long_table ? 1 : 0) < L.nodes.size(); ++i) profile_node(L, pr, i);
   if (long_table) {
-    if (list(L, pr, p)) p.shape = Shape::List;
+    if (list(L, pr, p)) {
+      p.shape = Shape::List;
+      if (p.blocks_only) p.plain[0] = p.plain[1] = static_cast<int8_t>(kPlainList);
+    }
     return p;
   }
   p.blocks = pr.blocks[L.root];

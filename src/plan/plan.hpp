@@ -77,8 +77,8 @@ struct Plan {
   int64_t kernel_width = 0;
   // A whole element (count 1, every byte) of a Nest of at most two dimensions that needs neither
   // streaming stores nor the shuffle kernel runs as one plain loop nest (a contiguous block: one
-  // copy), and one of a Parts plan of such nests as their loop nests in turn (kPlainParts),
-  // straight from the entry point's checks: plain[1] for pack (gather), plain[0] for
+  // copy), one of a Parts plan of such nests as their loop nests in turn (kPlainParts), and one of
+  // a List plan of blocks as its runs in turn (kPlainList), straight from the entry point's checks: plain[1] for pack (gather), plain[0] for
   // unpack, is the executor's kernel for it (plain_index below), or -1. Decided here once,
   // because the call it serves is short: DDTBench's small faces of 0.5-13 KB, where the entry
   // point's work before the first byte moves (argument checks, plan lookup, shape and width
@@ -153,6 +153,11 @@ constexpr int kPlainKernels = 1 + 2 * (kPlainWidths + 1);
 // slower through the general entry than the same layout built as two vectors packed by two plain
 // calls: 6 KB, N=10, one process, medians of 41).
 constexpr int kPlainParts = kPlainKernels;
+// And a List plan of runs of blocks only (every index list, a struct of lists of blocks): its
+// runs' loops in turn, with no range cutting (SPECFEM3D_oc's 493 to 3,225 floats by an index
+// list, LAMMPS's per-atom lists: 0.1-3 us calls, where the general entry's checks and dispatch
+// were a tenth of the hand loop's time).
+constexpr int kPlainList = kPlainKernels + 1;
 inline int plain_index(int64_t width, int dims) {
   if (dims == 0) return 0;
   int k = 0;

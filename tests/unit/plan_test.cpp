@@ -308,6 +308,8 @@ TEST(Executors, ListsOfOneWidth) {
       const ddt::Plan& p = ddt::plan_of(r);
       EXPECT_EQ(p.shape, ddt::Shape::List) << w;
       EXPECT_EQ(p.list64.empty(), !absolute) << w;
+      EXPECT_EQ(p.plain[1], ddt::kPlainList) << w;  // one whole element: the entry point's plain call
+      EXPECT_EQ(p.plain[0], ddt::kPlainList) << w;
       const char* buf = absolute ? nullptr : arr.data();
       const int64_t c = absolute ? 1 : count;  // absolute lists name one element's addresses
       std::vector<char> want;
@@ -325,6 +327,16 @@ TEST(Executors, ListsOfOneWidth) {
       std::fill(got.begin(), got.end(), 0);  // whole, and in pieces of up to 40 blocks (the gather kernels' steps)
       ASSERT_EQ(ddt_pack(buf, c, r, 0, got.data(), total, &m), DDT_SUCCESS);
       EXPECT_EQ(got, want) << w << " " << absolute << " whole";
+      {  // one element, both ways: the plain call
+        std::vector<char> one(n * w), back1(arr.size(), 0), ref1(arr.size(), 0);
+        ASSERT_EQ(ddt_pack(buf, 1, r, 0, one.data(), n * w, &m), DDT_SUCCESS);
+        EXPECT_EQ(0, std::memcmp(one.data(), want.data(), n * w)) << w << " " << absolute << " one element";
+        if (!absolute) {
+          for (int64_t i = 0; i < n; ++i) std::memcpy(ref1.data() + d[i], one.data() + i * w, w);
+          ASSERT_EQ(ddt_unpack(one.data(), n * w, back1.data(), 1, r, 0, &m), DDT_SUCCESS);
+          EXPECT_EQ(back1, ref1) << w << " one element";
+        }
+      }
       std::fill(got.begin(), got.end(), 0);
       for (int64_t off = 0; off < total;) {
         const int64_t len = std::min<int64_t>(total - off, 1 + rng() % (40 * w));
