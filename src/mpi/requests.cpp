@@ -536,10 +536,13 @@ int MPI_Request_get_status(MPI_Request req, int* flag, MPI_Status* status) {
 
 // A send through the runtime is not cancelled: its ticket may already have been matched, and the
 // standard lets a cancellation fail, the send then completing as usual (MPI_Test_cancelled says
-// false). A request with a cancel of its own (MPI_Isendrecv's pair) runs it. Everything else is
-// the MPI's to cancel.
+// false). Nor is a persistent receive whose start took its message from the stash (held): that
+// message is matched, and its MPI request was never started (MPICH: "Attempt to cancel an
+// inactive persistent request"). A request with a cancel of its own (MPI_Isendrecv's pair) runs
+// it. Everything else is the MPI's to cancel.
 int MPI_Cancel(MPI_Request* req) {
   PendingRef p = disabled() ? nullptr : find(*req);
+  if (p && p->held && p->active) return MPI_SUCCESS;
   if (p && p->cancel && p->active) return p->cancel();
   if (p && p->busy && p->active) return MPI_SUCCESS;
   return PMPI_Cancel(req);
