@@ -167,15 +167,11 @@ template <bool Gather>
 int plain_parts(const Plan& p, uintptr_t base, char* seq);
 
 // A List plan's whole element, every segment a run of blocks (plan.cpp gives the plan this
-// kernel only then): each run's fixed-width loop in turn, as list.hpp's segmented_list does.
+// kernel only then): list.hpp's executor, which walks no entry of such a plan.
 template <bool Gather>
 int plain_list(const Plan& p, uintptr_t base, char* seq) {
-  const bool narrow = !p.list.empty();
-  for (const Plan::Segment& g : p.segments) {
-    narrow ? list_run<Gather>(p.list.data() + g.first, g.count, g.width, base, 0, 0, g.count * g.width, seq)
-           : list_run<Gather>(p.list64.data() + g.first, g.count, g.width, base, 0, 0, g.count * g.width, seq);
-    seq += g.count * g.width;
-  }
+  auto walk_none = [](int64_t, uintptr_t, char* s) { return s; };
+  list<Gather>(p, 1, base, 0, p.size, seq, walk_none);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 // receive side's chunks are unpacked after the MPI call or at the request's completion.
 #pragma once
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -56,6 +57,14 @@ inline CollRef make_coll(const How& h) {
   auto c = std::make_shared<Coll>();
   c->persistent = h.persistent;
   return c;
+}
+
+// Whether every type a call reads or writes is one the MPI moves itself (Pass: predefined, or
+// untranslatable): such a call goes to the MPI as it is.
+inline bool all_pass(std::initializer_list<MPI_Datatype> used) {
+  for (MPI_Datatype dt : used)
+    if (peek(dt).mode != TypeInfo::Pass) return false;
+  return true;
 }
 
 // The send side: prepared where this rank sends from it (packed now or at each start), the

@@ -134,9 +134,7 @@ namespace {
 // min: the collective's runtime threshold (runtime_coll_min_bytes, or Bcast's own).
 bool untouched(bool blocking, int64_t chunk, std::initializer_list<MPI_Datatype> used,
                int64_t min = runtime_coll_min_bytes()) {
-  for (MPI_Datatype dt : used)
-    if (peek(dt).mode != TypeInfo::Pass) return false;
-  return !blocking || !local_on() || chunk < min;
+  return all_pass(used) && (!blocking || !local_on() || chunk < min);
 }
 // count elements of dt in packed bytes, as local_coll.cpp measures a chunk (Pass types have
 // their MPI size in the translation too).

@@ -22,9 +22,9 @@
 // collectives (interposer_test's type 123 of seed 21 in Bcast, Alltoall, Allgather, Scatterv),
 // which the int forms' staging gets right.
 #include <array>
-#include <tuple>
 #include <climits>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "mpi/coll.hpp"

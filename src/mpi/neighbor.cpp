@@ -73,32 +73,14 @@ Neighbors neighbors(MPI_Comm comm) {
 
 }  // namespace
 
+// Only large_count_coll.cpp asks, for its narrowing of the arrays: the same topology queries as
+// the call itself makes.
 Degrees ddtmpi::neighbor_degrees(MPI_Comm comm) {
-  int topo = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return {0, 0};
-  int in = 0, out = 0;
-  if (topo == MPI_CART) {
-    PMPI_Cartdim_get(comm, &in);
-    in = out = 2 * in;
-  } else if (topo == MPI_GRAPH) {
-    int me = 0;
-    PMPI_Comm_rank(comm, &me);
-    PMPI_Graph_neighbors_count(comm, me, &in);
-    out = in;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
-  }
-  return {out, in};
+  const Neighbors n = neighbors(comm);
+  return {n.out, n.in()};
 }
 
 namespace {
-
-bool passes(std::initializer_list<MPI_Datatype> used) {
-  for (MPI_Datatype dt : used)
-    if (peek(dt).mode != TypeInfo::Pass) return false;
-  return true;
-}
 
 // Unpack ranges of a receive side of element-unit chunks: every source's chunk but MPI_PROC_NULL's.
 void chunks(Coll& c, const Neighbors& nb, int64_t chunk) {
@@ -110,7 +92,7 @@ void chunks(Coll& c, const Neighbors& nb, int64_t chunk) {
 int allgather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
               MPI_Comm comm, const How& h) {
   Neighbors nb;
-  if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
+  if (all_pass({stype, rtype}) || !(nb = neighbors(comm)).ok)
     return mpi_call<PMPI_Neighbor_allgather, PMPI_Ineighbor_allgather, PMPI_Neighbor_allgather_init>(
         h, sbuf, scount, stype, rbuf, rcount, rtype, comm);
   auto c = make_coll(h);
@@ -141,7 +123,7 @@ int recv_v(Coll& c, const Neighbors& nb, void* rbuf, const int rcounts[], const 
 int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int rcounts[], const int displs[],
                MPI_Datatype rtype, MPI_Comm comm, const How& h) {
   Neighbors nb;
-  if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
+  if (all_pass({stype, rtype}) || !(nb = neighbors(comm)).ok)
     return mpi_call<PMPI_Neighbor_allgatherv, PMPI_Ineighbor_allgatherv, PMPI_Neighbor_allgatherv_init>(
         h, sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm);
   auto c = make_coll(h);
@@ -160,7 +142,7 @@ int allgatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, con
 int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
              MPI_Comm comm, const How& h) {
   Neighbors nb;
-  if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
+  if (all_pass({stype, rtype}) || !(nb = neighbors(comm)).ok)
     return mpi_call<PMPI_Neighbor_alltoall, PMPI_Ineighbor_alltoall, PMPI_Neighbor_alltoall_init>(
         h, sbuf, scount, stype, rbuf, rcount, rtype, comm);
   auto c = make_coll(h);
@@ -176,7 +158,7 @@ int alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int r
 int alltoallv(const void* sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void* rbuf,
               const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, const How& h) {
   Neighbors nb;
-  if (passes({stype, rtype}) || !(nb = neighbors(comm)).ok)
+  if (all_pass({stype, rtype}) || !(nb = neighbors(comm)).ok)
     return mpi_call<PMPI_Neighbor_alltoallv, PMPI_Ineighbor_alltoallv, PMPI_Neighbor_alltoallv_init>(
         h, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
   auto c = make_coll(h);

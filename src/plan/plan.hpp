@@ -78,8 +78,9 @@ struct Plan {
   // A whole element (count 1, every byte) of a Nest of at most two dimensions that needs neither
   // streaming stores nor the shuffle kernel runs as one plain loop nest (a contiguous block: one
   // copy), one of a Parts plan of such nests as their loop nests in turn (kPlainParts), and one of
-  // a List plan of blocks as its runs in turn (kPlainList), straight from the entry point's checks: plain[1] for pack (gather), plain[0] for
-  // unpack, is the executor's kernel for it (plain_index below), or -1. Decided here once,
+  // a List plan of blocks as its runs in turn (kPlainList), straight from the entry point's
+  // checks: plain[1] for pack (gather), plain[0] for unpack, is the executor's kernel for it
+  // (plain_index below, kPlainParts, kPlainList), or -1. Decided here once,
   // because the call it serves is short: DDTBench's small faces of 0.5-13 KB, where the entry
   // point's work before the first byte moves (argument checks, plan lookup, shape and width
   // dispatch: 190 instructions for a 40-byte block, callgrind at 9b9e2af) was as long as the
