@@ -101,10 +101,10 @@ OMPI_ENV := OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_r
 bench: build $(VENV_BENCH)/.ok
 	@mkdir -p bench/results
 	$(VENV_MPICH)/bin/mpiexec -n 1 build/bench/ddt_bench_mpich --out bench/results $(ARGS)
-	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 1 build/bench/ddt_bench_ompi --out bench/results $(ARGS)
+	$(OMPI_ENV) sh tools/launch.sh $(VENV_OMPI)/bin/mpiexec -n 1 build/bench/ddt_bench_ompi --out bench/results $(ARGS)
 	$(VENV_MPICH)/bin/mpiexec -n 2 -genv LD_PRELOAD $(ROOT)/build/mpi/mpich/libddtkit-mpi.so \
 	  build/bench/ddtbench_mpi_mpich --time bench/results $(ARGS)
-	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 -x LD_PRELOAD=$(ROOT)/build/mpi/ompi/libddtkit-mpi.so \
+	$(OMPI_ENV) sh tools/launch.sh $(VENV_OMPI)/bin/mpiexec -n 2 -x LD_PRELOAD=$(ROOT)/build/mpi/ompi/libddtkit-mpi.so \
 	  build/bench/ddtbench_mpi_ompi --time bench/results $(ARGS)
 	@# Issue 10: the intra-node runtime, then each MPI natively on the same exchanges (2 ranks:
 	@# cost split, vector sweep, DDTBench ping-pong, stencil; more ranks: the stencil alone). Each
@@ -112,11 +112,11 @@ bench: build $(VENV_BENCH)/.ok
 	build/tools/ddtkit run -n 2 build/bench/ddt_runtime_bench --out bench/results $(ARGS)
 	build/bench/raw_pingpong --out bench/results
 	$(VENV_MPICH)/bin/mpiexec -n 2 build/bench/runtime_mpi_mpich --out bench/results $(ARGS)
-	$(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n 2 build/bench/runtime_mpi_ompi --out bench/results $(ARGS)
+	$(OMPI_ENV) sh tools/launch.sh $(VENV_OMPI)/bin/mpiexec -n 2 build/bench/runtime_mpi_ompi --out bench/results $(ARGS)
 	@for np in 4 $(if $(findstring --full,$(ARGS)),8); do \
 	  build/tools/ddtkit run -n $$np build/bench/ddt_runtime_bench --stencil-only --out bench/results $(ARGS) && \
 	  $(VENV_MPICH)/bin/mpiexec -n $$np build/bench/runtime_mpi_mpich --stencil-only --out bench/results $(ARGS) && \
-	  $(OMPI_ENV) $(VENV_OMPI)/bin/mpiexec -n $$np build/bench/runtime_mpi_ompi --stencil-only --out bench/results $(ARGS) \
+	  $(OMPI_ENV) sh tools/launch.sh $(VENV_OMPI)/bin/mpiexec -n $$np build/bench/runtime_mpi_ompi --stencil-only --out bench/results $(ARGS) \
 	  || exit 1; \
 	done
 	@# issue 15: scatter, gather and reduce under static RPUT, static RGET and COOP-coll, 2 to 4 ranks

@@ -13,7 +13,8 @@ mkdir -p "$4"
 venv=$(cd "$1" && pwd) lib=$2 tests=$(cd "$3" && pwd) out=$(cd "$4" && pwd)
 case "$lib" in /*) ;; *) lib=$(pwd)/$lib ;; esac
 # with_lib N ARGS...: N ranks under the interposer (DDTKIT_VERBOSE=$V in the ranks, default 0),
-# stopped after 20 minutes.
+# stopped after 20 minutes. $launch goes before the launcher: tools/launch.sh for Open MPI's.
+launch=""
 if [ -x "$venv/bin/mpichversion" ]; then
   mpi=MPICH
   with_lib() { n=$1; shift; timeout 1200 "$venv/bin/mpiexec" -n "$n" -genv LD_PRELOAD "$lib" -genv DDTKIT_VERBOSE "${V:-0}" "$@"; }
@@ -24,7 +25,8 @@ else
   # Open MPI's UCX one-sided component prints an error (with the process id) into the middle of
   # each RMA test's line where no UCX device exists; it is left out, natively and interposed alike.
   export OMPI_MCA_osc=^ucx
-  with_lib() { n=$1; shift; timeout 1200 "$venv/bin/mpiexec" -n "$n" -x LD_PRELOAD="$lib" -x DDTKIT_VERBOSE="${V:-0}" "$@"; }
+  launch="sh $(cd "$(dirname "$0")" && pwd)/launch.sh"
+  with_lib() { n=$1; shift; timeout 1200 $launch "$venv/bin/mpiexec" -n "$n" -x LD_PRELOAD="$lib" -x DDTKIT_VERBOSE="${V:-0}" "$@"; }
 fi
 cd "$tests"
 # mpi4py must load this MPI, and the interposer must be what MPI_Type_commit binds to.
@@ -47,7 +49,7 @@ for mode in native interposed; do
   rm -f "$out/$mode".rank*.log
   set +e
   if [ "$mode" = native ]; then
-    timeout 1200 "$venv/bin/mpiexec" -n 2 sh -c "$rank_log" "$venv/bin/python" "$out/$mode" > "$out/$mode.log" 2>&1
+    timeout 1200 $launch "$venv/bin/mpiexec" -n 2 sh -c "$rank_log" "$venv/bin/python" "$out/$mode" > "$out/$mode.log" 2>&1
   else
     with_lib 2 sh -c "$rank_log" "$venv/bin/python" "$out/$mode" > "$out/$mode.log" 2>&1
   fi

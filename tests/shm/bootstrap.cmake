@@ -21,7 +21,7 @@ foreach(mpi IN LISTS DDT_MPIS)
     # exits 0 too).
     add_test(NAME ${name}
              COMMAND sh -c "out=$(\"$@\" 2>&1); rc=$?; echo \"$out\"; test $rc -eq 0 && echo \"$out\" | grep -q \"bootstrap_test: ok, ${np} processes\""
-                     sh ${DDT_PREFIX_${mpi}}/bin/mpiexec -n ${np} $<TARGET_FILE:bootstrap_test_${mpi}>)
+                     sh ${DDT_LAUNCH_${mpi}} ${DDT_PREFIX_${mpi}}/bin/mpiexec -n ${np} $<TARGET_FILE:bootstrap_test_${mpi}>)
     set_tests_properties(${name} PROPERTIES TIMEOUT 120 ENVIRONMENT "${boot_env_${mpi}}")
   endforeach()
 endforeach()
