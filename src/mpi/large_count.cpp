@@ -7,12 +7,17 @@
 // 64-byte message under MPICH: MPI_Mrecv_c received the empty message behind the handle, and the
 // buffer kept its old bytes.
 //
-// A count that fits an int goes the int form's way. A larger one goes to the MPI as it is, except
-// a matched receive of a stashed message, whose data is 64 bytes (any count of at least one
-// element holds it, so the int way with INT_MAX). What that leaves uncovered, written where the
-// choice is: a receive of more than INT_MAX elements does not look in the stash or for a ticket.
-// The runtime sends a ticket for no count above INT_MAX (the int forms carry none), so only a
-// 64-byte message from an int-form send, received with such a count, can be missed that way.
+// A count that fits an int goes the int form's way. A receive of more than INT_MAX elements takes
+// the int forms' general way with MPI_Count (p2p.cpp's recv_c ...): its side is the user's
+// arguments as they are (their bytes pass an int), a probe's stash is looked in first, and what
+// arrives is checked for a ticket, since a same-node int-form send of a derived type may have sent
+// one whatever the receive's count; a matched handle's stashed message is delivered with the
+// whole count. Uncovered before: such a receive got the ticket's 64 bytes as its data, or waited
+// in the MPI for a message a probe had already taken. A send of more than INT_MAX elements goes
+// to the MPI as it is (the runtime carries no count above INT_MAX). MPI_Sendrecv_c with such a
+// receive count is MPI_Irecv_c, MPI_Send_c and MPI_Wait; MPI_Sendrecv_replace_c and
+// MPI_Isendrecv(_replace)_c with such a count go to the MPI as they are (uncovered: their int
+// forms' ways take int counts).
 #include <climits>
 
 #include "mpi/local.hpp"
@@ -31,11 +36,21 @@ int send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
   return fits(count) ? F(buf, static_cast<int>(count), dt, dest, tag, comm, req...)
                      : FC(buf, count, dt, dest, tag, comm, req...);
 }
-// A receive's (L: MPI_Status* for MPI_Recv, MPI_Request* for MPI_Irecv and MPI_Recv_init).
-template <auto F, auto FC, class L>
-int recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, L last) {
-  return fits(count) ? F(buf, static_cast<int>(count), dt, src, tag, comm, last)
-                     : FC(buf, count, dt, src, tag, comm, last);
+// A receive's (L: MPI_Status* for MPI_Recv, MPI_Request* for MPI_Irecv and MPI_Recv_init): the
+// interposer's int form F, its general way G with the large count, or the MPI's FC for a
+// MPI_PROC_NULL source or a disabled interposer.
+template <auto F, auto G, auto FC, class L>
+int receive_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, L last) {
+  if (fits(count)) return F(buf, static_cast<int>(count), dt, src, tag, comm, last);
+  if (src == MPI_PROC_NULL || ddtmpi::disabled()) return FC(buf, count, dt, src, tag, comm, last);
+  return G(buf, count, dt, src, tag, comm, last);
+}
+// A matched receive's: the same with the message handle.
+template <auto F, auto G, auto FC, class L>
+int matched_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, L last) {
+  if (fits(count)) return F(buf, static_cast<int>(count), dt, msg, last);
+  if (*msg == MPI_MESSAGE_NO_PROC || ddtmpi::disabled()) return FC(buf, count, dt, msg, last);
+  return G(buf, count, dt, msg, last);
 }
 // MPI_Sendrecv and MPI_Isendrecv (L: MPI_Status* or MPI_Request*), and their _replace forms.
 template <auto F, auto FC, class L>
@@ -97,28 +112,37 @@ int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest
 }
 
 int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
-  return recv_c<MPI_Recv, PMPI_Recv_c>(buf, count, dt, src, tag, comm, status);
+  return receive_c<MPI_Recv, recv_c, PMPI_Recv_c>(buf, count, dt, src, tag, comm, status);
 }
 int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
-  return recv_c<MPI_Irecv, PMPI_Irecv_c>(buf, count, dt, src, tag, comm, req);
+  return receive_c<MPI_Irecv, irecv_c, PMPI_Irecv_c>(buf, count, dt, src, tag, comm, req);
 }
 int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
-  return recv_c<MPI_Recv_init, PMPI_Recv_init_c>(buf, count, dt, src, tag, comm, req);
+  return receive_c<MPI_Recv_init, recv_init_c, PMPI_Recv_init_c>(buf, count, dt, src, tag, comm, req);
 }
 int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status) {
-  if (fits(count) || (count > 0 && is_matched(*msg)))
-    return MPI_Mrecv(buf, fits(count) ? static_cast<int>(count) : INT_MAX, dt, msg, status);
-  return PMPI_Mrecv_c(buf, count, dt, msg, status);
+  return matched_c<MPI_Mrecv, mrecv_c, PMPI_Mrecv_c>(buf, count, dt, msg, status);
 }
 int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
-  if (fits(count) || (count > 0 && is_matched(*msg)))
-    return MPI_Imrecv(buf, fits(count) ? static_cast<int>(count) : INT_MAX, dt, msg, req);
-  return PMPI_Imrecv_c(buf, count, dt, msg, req);
+  return matched_c<MPI_Imrecv, imrecv_c, PMPI_Imrecv_c>(buf, count, dt, msg, req);
 }
+// A receive half of more than INT_MAX elements is the interposer's MPI_Irecv_c (the stash, a
+// ticket), posted before the send and waited for after it: what MPI_Sendrecv is defined to be.
 int MPI_Sendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                    MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
-  return sendrecv_c<MPI_Sendrecv, PMPI_Sendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
-                                                   comm, status);
+  if (fits(rcount) || src == MPI_PROC_NULL || disabled())
+    return sendrecv_c<MPI_Sendrecv, PMPI_Sendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
+                                                     comm, status);
+  MPI_Request r = MPI_REQUEST_NULL;
+  int rc = MPI_Irecv_c(rbuf, rcount, rtype, src, rtag, comm, &r);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = MPI_Send_c(sbuf, scount, stype, dest, stag, comm);
+  if (rc != MPI_SUCCESS) {  // the receive is withdrawn: the call failed as a whole
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    return rc;
+  }
+  return MPI_Wait(&r, status);
 }
 int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
                            MPI_Comm comm, MPI_Status* status) {

@@ -177,8 +177,6 @@ extern std::atomic<size_t> stashed_count;
 // Takes the stashed message that *msg (from MPI_Mprobe / MPI_Improbe) stands for; false if it
 // stands for none (a message the MPI holds).
 bool take_matched(MPI_Message* msg, Stashed* out);
-// Whether msg is one of the handles matched probes gave for stashed messages (not taken).
-bool is_matched(MPI_Message msg);
 // Delivers a stashed message into the receive s: the runtime's copy or the 64 bytes; st gets
 // the message's source, tag and bytes.
 int deliver_stashed(const Stashed& e, const Side& s, MPI_Status& st);

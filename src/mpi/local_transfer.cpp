@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -171,9 +172,9 @@ int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_
     }
     auto lock = runtime_lock();
     e = ddt::shm::recv_as(user, count, type, peer, static_cast<int>(t.seq), &ds);
-  } else {  // received as bytes, unpacked by the MPI
+  } else {  // received as bytes, unpacked by the MPI (at most INT_MAX elements: its int forms)
     int size = 0, pos = 0;
-    PMPI_Pack_size(static_cast<int>(s.count), s.dt, any, &size);
+    PMPI_Pack_size(static_cast<int>(std::min<int64_t>(s.count, INT_MAX)), s.dt, any, &size);
     packed.assign(static_cast<size_t>(size), 0);
     {
       auto lock = runtime_lock();

@@ -238,11 +238,38 @@ bool needs_finish(const Side& s, MPI_Comm comm, int src) {
   return may_get_ticket(s.user, s.count, s.dt, comm, src);
 }
 
+// The MPI's receive calls for a count type C: the int forms, or MPI 4's large-count forms (the
+// general ways below serve both: large_count.cpp's receives of more than INT_MAX elements).
+template <class C> struct Recvs;
+template <> struct Recvs<int> {
+  static constexpr auto recv = PMPI_Recv;
+  static constexpr auto irecv = PMPI_Irecv;
+  static constexpr auto recv_init = PMPI_Recv_init;
+  static constexpr auto mrecv = PMPI_Mrecv;
+  static constexpr auto imrecv = PMPI_Imrecv;
+};
+#if MPI_VERSION >= 4
+template <> struct Recvs<MPI_Count> {
+  static constexpr auto recv = PMPI_Recv_c;
+  static constexpr auto irecv = PMPI_Irecv_c;
+  static constexpr auto recv_init = PMPI_Recv_init_c;
+  static constexpr auto mrecv = PMPI_Mrecv_c;
+  static constexpr auto imrecv = PMPI_Imrecv_c;
+};
+#endif
+// The count the MPI gets for a side (Side::n() as C: a converted side's bytes fit an int, and an
+// unconverted one keeps the caller's count).
+template <class C>
+C n_of(const Side& s) {
+  return static_cast<C>(s.converted() ? s.bytes : s.count);
+}
+
 // PMPI_Recv, or where tickets_pending(), PMPI_Irecv waited on by testing (see send_delivering).
-[[gnu::noinline]] int recv_delivering_slow(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
+template <class C>
+[[gnu::noinline]] int recv_delivering_slow(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
                                           MPI_Status* st) {
   MPI_Request r = MPI_REQUEST_NULL;
-  int rc = PMPI_Irecv(buf, count, dt, src, tag, comm, &r);
+  int rc = Recvs<C>::irecv(buf, count, dt, src, tag, comm, &r);
   if (rc != MPI_SUCCESS) return rc;
   // MPI_Recv leaves the status's MPI_ERROR as it was; MPICH's MPI_Test writes its request's there
   // (mpi4py's test_util_pkl5 found a garbage error field).
@@ -251,8 +278,9 @@ bool needs_finish(const Side& s, MPI_Comm comm, int src) {
   if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = error;
   return rc;
 }
-inline int recv_delivering(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* st) {
-  if (!tickets_pending()) return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+template <class C>
+inline int recv_delivering(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* st) {
+  if (!tickets_pending()) return Recvs<C>::recv(buf, count, dt, src, tag, comm, st);
   return recv_delivering_slow(buf, count, dt, src, tag, comm, st);
 }
 
@@ -261,6 +289,108 @@ PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
   p->ticket = local_on();  // needs_finish said it may get one (or it is staged)
   p->complete = [s, comm](MPI_Status& st) { return finish(*s, comm, st); };
   return p;
+}
+
+// The general ways of the receives, over the count type C (int, or MPI_Count for the large-count
+// forms): the Side, the stash a probe may have filled, the MPI's receive, and finish() where a
+// ticket may arrive. Callers have left out MPI_PROC_NULL sources and a disabled interposer.
+
+template <class C>
+int recv_side(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
+  Side s;
+  if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
+  Stashed e;
+  if (take_stashed(comm, src, tag, &e)) {  // a probe took it from the MPI already
+    MPI_Status local;
+    return raise(comm, deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status));
+  }
+  if (!needs_finish(s, comm, src)) return recv_delivering(s.buf(), n_of<C>(s), s.type(), src, tag, comm, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = recv_delivering(s.buf(), n_of<C>(s), s.type(), src, tag, comm, st);
+  return rc != MPI_SUCCESS ? rc : finish(s, comm, *st);
+}
+
+template <class C>
+int irecv_side(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
+  auto s = std::make_shared<Side>();
+  if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
+  auto e = std::make_shared<Stashed>();
+  if (take_stashed(comm, src, tag, e.get())) {  // a request that completes at once, delivering it
+    int rc = completed_request(req);
+    if (rc != MPI_SUCCESS) return rc;
+    auto p = std::make_shared<Pending>();
+    p->complete = [s, e, comm](MPI_Status& st) { return raise(comm, deliver_stashed(*e, *s, st)); };
+    attach(*req, std::move(p));
+    return rc;
+  }
+  int rc = Recvs<C>::irecv(s->buf(), n_of<C>(*s), s->type(), src, tag, comm, req);
+  if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) attach(*req, finish_on_completion(s, comm));
+  return rc;
+}
+
+template <class C>
+int recv_init_side(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
+  auto s = std::make_shared<Side>();
+  if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
+  int rc = Recvs<C>::recv_init(s->buf(), n_of<C>(*s), s->type(), src, tag, comm, req);
+  if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) {
+    PendingRef p = finish_on_completion(s, comm);
+    p->persistent = true;
+    p->active = false;
+    // Each start first looks in the stash: a message a probe took is this activation's (held),
+    // delivered at its completion instead of the MPI's.
+    auto held = std::make_shared<std::optional<Stashed>>();
+    p->start = [held, comm, src, tag] {
+      Stashed e;
+      if (stashed_count.load(std::memory_order_relaxed) == 0 || !take_stashed(comm, src, tag, &e)) return MPI_SUCCESS;
+      *held = e;
+      return kStartHeld;
+    };
+    p->complete = [s, comm, held](MPI_Status& st) {
+      if (!held->has_value()) return finish(*s, comm, st);
+      const Stashed e = **held;
+      held->reset();
+      return deliver_stashed(e, *s, st);
+    };
+    attach(*req, std::move(p));
+  }
+  return rc;
+}
+
+// A matched message names no communicator: its ticket is vouched for by the magic alone.
+template <class C>
+int mrecv_side(void* buf, C count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status) {
+  Side s;
+  if (int rc = prepare_recv(s, buf, count, dt)) return rc;
+  Stashed e;
+  if (take_matched(msg, &e)) {  // the message a matched probe took from the MPI (probe.cpp)
+    MPI_Status local;
+    return deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status);
+  }
+  if (!needs_finish(s, MPI_COMM_NULL, MPI_ANY_SOURCE)) return Recvs<C>::mrecv(s.buf(), n_of<C>(s), s.type(), msg, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = Recvs<C>::mrecv(s.buf(), n_of<C>(s), s.type(), msg, st);
+  return rc != MPI_SUCCESS ? rc : finish(s, MPI_COMM_NULL, *st);
+}
+
+template <class C>
+int imrecv_side(void* buf, C count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
+  auto s = std::make_shared<Side>();
+  if (int rc = prepare_recv(*s, buf, count, dt)) return rc;
+  auto e = std::make_shared<Stashed>();
+  if (take_matched(msg, e.get())) {
+    int rc = completed_request(req);
+    if (rc != MPI_SUCCESS) return rc;
+    auto p = std::make_shared<Pending>();
+    p->complete = [s, e](MPI_Status& st) { return deliver_stashed(*e, *s, st); };
+    attach(*req, std::move(p));
+    return rc;
+  }
+  int rc = Recvs<C>::imrecv(s->buf(), n_of<C>(*s), s->type(), msg, req);
+  if (rc == MPI_SUCCESS && needs_finish(*s, MPI_COMM_NULL, MPI_ANY_SOURCE)) attach(*req, finish_on_completion(s, MPI_COMM_NULL));
+  return rc;
 }
 
 }  // namespace
@@ -347,18 +477,7 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
     if (int e = prepare_recv(s, buf, count, dt)) return raise(comm, e);
     return finish(s, comm, *st);
   }
-  Side s;
-  if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
-  Stashed e;
-  if (take_stashed(comm, src, tag, &e)) {  // a probe took it from the MPI already
-    MPI_Status local;
-    return raise(comm, deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status));
-  }
-  if (!needs_finish(s, comm, src)) return recv_delivering(s.buf(), s.n(), s.type(), src, tag, comm, status);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = recv_delivering(s.buf(), s.n(), s.type(), src, tag, comm, st);
-  return rc != MPI_SUCCESS ? rc : finish(s, comm, *st);
+  return recv_side(buf, count, dt, src, tag, comm, status);
 }
 
 [[gnu::noinline]] static int recv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,
@@ -402,84 +521,22 @@ static int irecv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, M
   if (stashed_count.load(std::memory_order_relaxed) == 0 && !may_get_ticket(ti.size, count, comm, src) &&
       direct(ti, buf, count, dt, &d))
     return PMPI_Irecv(d.buf, d.count, d.type, src, tag, comm, req);
-  auto s = std::make_shared<Side>();
-  if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
-  auto e = std::make_shared<Stashed>();
-  if (take_stashed(comm, src, tag, e.get())) {  // a request that completes at once, delivering it
-    int rc = completed_request(req);
-    if (rc != MPI_SUCCESS) return rc;
-    auto p = std::make_shared<Pending>();
-    p->complete = [s, e, comm](MPI_Status& st) { return raise(comm, deliver_stashed(*e, *s, st)); };
-    attach(*req, std::move(p));
-    return rc;
-  }
-  int rc = PMPI_Irecv(s->buf(), s->n(), s->type(), src, tag, comm, req);
-  if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) attach(*req, finish_on_completion(s, comm));
-  return rc;
+  return irecv_side(buf, count, dt, src, tag, comm, req);
 }
 
 int MPI_Recv_init(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
   if (disabled() || src == MPI_PROC_NULL) return PMPI_Recv_init(buf, count, dt, src, tag, comm, req);
-  auto s = std::make_shared<Side>();
-  if (int rc = prepare_recv(*s, buf, count, dt)) return raise(comm, rc);
-  int rc = PMPI_Recv_init(s->buf(), s->n(), s->type(), src, tag, comm, req);
-  if (rc == MPI_SUCCESS && needs_finish(*s, comm, src)) {
-    PendingRef p = finish_on_completion(s, comm);
-    p->persistent = true;
-    p->active = false;
-    // Each start first looks in the stash: a message a probe took is this activation's (held),
-    // delivered at its completion instead of the MPI's.
-    auto held = std::make_shared<std::optional<Stashed>>();
-    p->start = [held, comm, src, tag] {
-      Stashed e;
-      if (stashed_count.load(std::memory_order_relaxed) == 0 || !take_stashed(comm, src, tag, &e)) return MPI_SUCCESS;
-      *held = e;
-      return kStartHeld;
-    };
-    p->complete = [s, comm, held](MPI_Status& st) {
-      if (!held->has_value()) return finish(*s, comm, st);
-      const Stashed e = **held;
-      held->reset();
-      return deliver_stashed(e, *s, st);
-    };
-    attach(*req, std::move(p));
-  }
-  return rc;
+  return recv_init_side(buf, count, dt, src, tag, comm, req);
 }
 
-// A matched message names no communicator: its ticket is vouched for by the magic alone.
 int MPI_Mrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status) {
   if (disabled() || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Mrecv(buf, count, dt, msg, status);
-  Side s;
-  if (int rc = prepare_recv(s, buf, count, dt)) return rc;
-  Stashed e;
-  if (take_matched(msg, &e)) {  // the message a matched probe took from the MPI (probe.cpp)
-    MPI_Status local;
-    return deliver_stashed(e, s, status == MPI_STATUS_IGNORE ? local : *status);
-  }
-  if (!needs_finish(s, MPI_COMM_NULL, MPI_ANY_SOURCE)) return PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, status);
-  MPI_Status local;
-  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = PMPI_Mrecv(s.buf(), s.n(), s.type(), msg, st);
-  return rc != MPI_SUCCESS ? rc : finish(s, MPI_COMM_NULL, *st);
+  return mrecv_side(buf, count, dt, msg, status);
 }
 
 int MPI_Imrecv(void* buf, int count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
   if (disabled() || *msg == MPI_MESSAGE_NO_PROC) return PMPI_Imrecv(buf, count, dt, msg, req);
-  auto s = std::make_shared<Side>();
-  if (int rc = prepare_recv(*s, buf, count, dt)) return rc;
-  auto e = std::make_shared<Stashed>();
-  if (take_matched(msg, e.get())) {
-    int rc = completed_request(req);
-    if (rc != MPI_SUCCESS) return rc;
-    auto p = std::make_shared<Pending>();
-    p->complete = [s, e](MPI_Status& st) { return deliver_stashed(*e, *s, st); };
-    attach(*req, std::move(p));
-    return rc;
-  }
-  int rc = PMPI_Imrecv(s->buf(), s->n(), s->type(), msg, req);
-  if (rc == MPI_SUCCESS && needs_finish(*s, MPI_COMM_NULL, MPI_ANY_SOURCE)) attach(*req, finish_on_completion(s, MPI_COMM_NULL));
-  return rc;
+  return imrecv_side(buf, count, dt, msg, req);
 }
 
 // Through the runtime, the send is posted and its ticket sent first, and the receive is waited
@@ -566,3 +623,25 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype dt, int dest, int st
 }
 
 }  // extern "C"
+
+#if MPI_VERSION >= 4
+namespace ddtmpi {
+
+int recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
+  return recv_side(buf, count, dt, src, tag, comm, status);
+}
+int irecv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
+  return irecv_side(buf, count, dt, src, tag, comm, req);
+}
+int recv_init_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {
+  return recv_init_side(buf, count, dt, src, tag, comm, req);
+}
+int mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status) {
+  return mrecv_side(buf, count, dt, msg, status);
+}
+int imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
+  return imrecv_side(buf, count, dt, msg, req);
+}
+
+}  // namespace ddtmpi
+#endif

@@ -136,13 +136,6 @@ bool first_stashed(MPI_Comm comm, int source, int tag, Stashed* out, bool take) 
 
 bool take_stashed(MPI_Comm comm, int source, int tag, Stashed* out) { return first_stashed(comm, source, tag, out, true); }
 
-bool is_matched(MPI_Message msg) {
-  Stash& s = stash();
-  if (msg == MPI_MESSAGE_NULL || msg == MPI_MESSAGE_NO_PROC) return false;
-  std::lock_guard<std::mutex> lock(s.mu);
-  return s.matched.count(handle_key(msg)) != 0;
-}
-
 bool take_matched(MPI_Message* msg, Stashed* out) {
   Stash& s = stash();
   if (*msg == MPI_MESSAGE_NULL || *msg == MPI_MESSAGE_NO_PROC) return false;

@@ -281,6 +281,16 @@ int nothing_to_cancel(void*, int);
 // MPI_Isendrecv_replace's, whose receive overwrites it). Nothing for MPI_PROC_NULL.
 int pack_aside(const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, std::vector<char>& out,
                int* bytes);
+#if MPI_VERSION >= 4
+// The receives' general ways (p2p.cpp) with MPI 4's large counts, for large_count.cpp's receives
+// of more than INT_MAX elements: the stash and tickets as the int forms have them. Not for
+// MPI_PROC_NULL or a disabled interposer (the callers hand those to the MPI).
+int recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status);
+int irecv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req);
+int recv_init_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req);
+int mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status);
+int imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req);
+#endif
 
 // A collective's communicator (collectives.cpp): `peers` is the group the data goes to or comes
 // from (the remote group of an intercommunicator).
