@@ -69,12 +69,26 @@ bool progress(Pair& p) {
   return false;
 }
 
+// The interposer's halves for a count type C: the int forms, or MPI 4's large-count forms (which
+// take the int forms' ways where a count fits, large_count.cpp).
+template <class C> struct Halves {
+  static constexpr auto irecv = MPI_Irecv;
+  static constexpr auto isend = MPI_Isend;
+};
+#if MPI_VERSION >= 4
+template <> struct Halves<MPI_Count> {
+  static constexpr auto irecv = MPI_Irecv_c;
+  static constexpr auto isend = MPI_Isend_c;
+};
+#endif
+
 // Posts the receive, then the send (posted in that order, a peer's ticket finds its receive
 // waiting), and returns the generalized request standing for both.
-int post_pair(const PairRef& p, const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
-              int rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req) {
-  if (int rc = MPI_Irecv(rbuf, rcount, rtype, src, rtag, comm, &p->recv)) return rc;
-  if (int rc = MPI_Isend(sbuf, scount, stype, dest, stag, comm, &p->send)) {
+template <class C>
+int post_pair(const PairRef& p, const void* sbuf, C scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+              C rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req) {
+  if (int rc = Halves<C>::irecv(rbuf, rcount, rtype, src, rtag, comm, &p->recv)) return rc;
+  if (int rc = Halves<C>::isend(sbuf, scount, stype, dest, stag, comm, &p->send)) {
     // The receive may have matched already: the interposer keeps and finishes it.
     MPI_Cancel(&p->recv);
     MPI_Request_free(&p->recv);
@@ -100,6 +114,15 @@ int post_pair(const PairRef& p, const void* sbuf, int scount, MPI_Datatype stype
 }
 
 }  // namespace
+
+#if MPI_VERSION >= 4
+int ddtmpi::isendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req) {
+  if (req == nullptr) return raise(comm, MPI_ERR_REQUEST);
+  return post_pair(std::make_shared<Pair>(), sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm,
+                   req);
+}
+#endif
 
 extern "C" {
 

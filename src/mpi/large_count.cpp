@@ -14,10 +14,11 @@
 // one whatever the receive's count; a matched handle's stashed message is delivered with the
 // whole count. Uncovered before: such a receive got the ticket's 64 bytes as its data, or waited
 // in the MPI for a message a probe had already taken. A send of more than INT_MAX elements goes
-// to the MPI as it is (the runtime carries no count above INT_MAX). MPI_Sendrecv_c with such a
-// receive count is MPI_Irecv_c, MPI_Send_c and MPI_Wait; MPI_Sendrecv_replace_c and
-// MPI_Isendrecv(_replace)_c with such a count go to the MPI as they are (uncovered: their int
-// forms' ways take int counts).
+// to the MPI as it is (the runtime carries no count above INT_MAX). MPI_Sendrecv_c and
+// MPI_Isendrecv_c with such a count on either side are the interposer's MPI_Irecv_c and
+// MPI_Send_c / MPI_Isend_c; the _replace forms with such a count go to the MPI as they are
+// (uncovered: a receive half of those can still take a ticket as data; their int forms' ways
+// pack the buffer aside with an int count).
 #include <climits>
 
 #include "mpi/local.hpp"
@@ -126,11 +127,12 @@ int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, M
 int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req) {
   return matched_c<MPI_Imrecv, imrecv_c, PMPI_Imrecv_c>(buf, count, dt, msg, req);
 }
-// A receive half of more than INT_MAX elements is the interposer's MPI_Irecv_c (the stash, a
-// ticket), posted before the send and waited for after it: what MPI_Sendrecv is defined to be.
+// A count past an int on either side: the interposer's MPI_Irecv_c (the stash, a ticket), posted
+// before MPI_Send_c and waited for after it, which is what MPI_Sendrecv is defined to be (the
+// MPI's own MPI_Sendrecv_c would receive a ticket as data, or miss a stashed message).
 int MPI_Sendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                    MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Status* status) {
-  if (fits(rcount) || src == MPI_PROC_NULL || disabled())
+  if ((fits(scount) && fits(rcount)) || disabled())
     return sendrecv_c<MPI_Sendrecv, PMPI_Sendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
                                                      comm, status);
   MPI_Request r = MPI_REQUEST_NULL;
@@ -151,8 +153,10 @@ int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest
 }
 int MPI_Isendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
                     MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req) {
-  return sendrecv_c<MPI_Isendrecv, PMPI_Isendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag,
-                                                     comm, req);
+  if ((fits(scount) && fits(rcount)) || disabled())
+    return sendrecv_c<MPI_Isendrecv, PMPI_Isendrecv_c>(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src,
+                                                       rtag, comm, req);
+  return isendrecv_c(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, src, rtag, comm, req);
 }
 int MPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
                             MPI_Comm comm, MPI_Request* req) {

@@ -290,6 +290,9 @@ int irecv_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_C
 int recv_init_c(void* buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req);
 int mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Status* status);
 int imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* msg, MPI_Request* req);
+// MPI_Isendrecv with large counts (isendrecv.cpp): MPI_Irecv_c and MPI_Isend_c as one request.
+int isendrecv_c(const void* sbuf, MPI_Count scount, MPI_Datatype stype, int dest, int stag, void* rbuf,
+                MPI_Count rcount, MPI_Datatype rtype, int src, int rtag, MPI_Comm comm, MPI_Request* req);
 #endif
 
 // A collective's communicator (collectives.cpp): `peers` is the group the data goes to or comes
