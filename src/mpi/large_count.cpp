@@ -21,7 +21,6 @@
 // pack the buffer aside with an int count).
 #include <climits>
 
-#include "mpi/local.hpp"
 #include "mpi/shim.hpp"
 
 #if MPI_VERSION >= 4
