@@ -12,12 +12,14 @@
 //                 intercepted path (MPI_*) interleaved in this one process, plus the
 //                 application's hand-written pack loop; then an OSU-style latency sweep with a
 //                 vector type (spec §6, -D vect:8:4 on MPI_CHAR), an MPI_BYTE ping-pong of 1 B
-//                 and 1 MiB, and (first of all) each kernel's first round trip after its commit
-//                 against its steady state. JSON lines to DIR/interposer_<mpi>.jsonl.
+//                 and 1 MiB, small vectors natively typed, natively staged and interposed (the
+//                 measurement behind Open MPI's small-message pass rule), and (first of all) each
+//                 kernel's first round trip after its commit against its steady state. JSON lines to DIR/interposer_<mpi>.jsonl.
 //   --smoke       tiny repetition counts (make test); --full: more repetitions, sizes to 4 MiB.
 //   --kernels S   with --time: only the ping-pong of the kernels whose "name params" contains S;
 //   --osu-only    with --time: only the OSU sweep; --predefined-only: only the MPI_BYTE ping-pongs
-//                 and the MPI_DOUBLE collectives (each for tuning one path; they combine).
+//                 and the MPI_DOUBLE collectives; --eager-grid: the small vectors behind Open MPI's
+//                 small-message rule (pass.cpp) (each for tuning one path; they combine).
 #include <mpi.h>
 #include <sys/stat.h>
 
@@ -290,6 +292,53 @@ void predefined(Results& res, int reps) {
   }
 }
 
+// The measurement behind Open MPI's small-message rule (src/mpi/pass.cpp, ompi_slow_eager):
+// vectors of stride twice the block, of char, short, int, float and double, blocks of 8-64 B,
+// messages of 256 B to 16 KiB, each sent natively typed (PMPI), natively as bytes that
+// PMPI_Pack / PMPI_Unpack staged on each side, and through the interposer (MPI_*), interleaved.
+void eager_grid(Results& res, int reps) {
+  static std::vector<char> buf(1 << 20, 1), packed(1 << 16);
+  const std::pair<MPI_Datatype, const char*> bases[] = {
+      {MPI_CHAR, "char"}, {MPI_SHORT, "short"}, {MPI_INT, "int"}, {MPI_FLOAT, "float"}, {MPI_DOUBLE, "double"}};
+  for (int msg : {256, 1024, 3072, 4000, 8192, 16384})
+    for (auto [base, name] : bases)
+      for (int blk : {8, 16, 32, 64}) {
+        int esz = 0;
+        MPI_Type_size(base, &esz);
+        MPI_Datatype t;
+        MPI_Type_vector(msg / blk, blk / esz, 2 * blk / esz, base, &t);
+        MPI_Type_commit(&t);
+        auto staged = [&] {
+          const int peer = 1 - me;
+          auto send = [&] {
+            int pos = 0;
+            PMPI_Pack(buf.data(), 1, t, packed.data(), msg, &pos, MPI_COMM_WORLD);
+            PMPI_Send(packed.data(), msg, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+          };
+          auto recv = [&] {
+            int pos = 0;
+            PMPI_Recv(packed.data(), msg, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            PMPI_Unpack(packed.data(), msg, &pos, buf.data(), 1, t, MPI_COMM_WORLD);
+          };
+          if (me == 0) send(), recv();
+          else if (me == 1) recv(), send();
+        };
+        std::vector<Method> ms = {{"native", [&] { round_trip(PMPI_Send, PMPI_Recv, buf.data(), 1, t); }},
+                                  {"native staged", staged},
+                                  {"interposed", [&] { round_trip(MPI_Send, MPI_Recv, buf.data(), 1, t); }}};
+        auto ts = pingpong(ms, reps);
+        MPI_Type_free(&t);
+        if (me != 0) continue;
+        const std::string params = std::to_string(msg) + " B, " + std::to_string(blk) + " B blocks";
+        res.add("eager_grid", std::string("vector ") + name, params, "round trip", msg, ts);
+        std::printf("[eager grid] %6d B %-6s blocks %2d B: native %7.2f us  staged %7.2f us  interposed %7.2f us  "
+                    "native/staged %.2f  native/interposed %.2f\n",
+                    msg, name, blk, find(ts, "native") / 1e3, find(ts, "native staged") / 1e3, find(ts, "interposed") / 1e3,
+                    find(ts, "native") / find(ts, "native staged"), find(ts, "native") / find(ts, "interposed"));
+        std::fflush(stdout);
+      }
+}
+
 // Collectives of a predefined type (MPI_DOUBLE chunks of 32 KiB to 4 MiB), native vs interposed:
 // from DDTKIT_RUNTIME_COLL_MIN on (MPI_Bcast: DDTKIT_RUNTIME_BCAST_MIN) they take ddtkit's runtime
 // whatever the types (every rank must decide alike: src/mpi/local_coll.cpp), so this is where
@@ -397,7 +446,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   const char* check_path = nullptr;
   const char* dir = nullptr;
-  bool smoke = false, full = false, osu_only = false, predefined_only = false;
+  bool smoke = false, full = false, osu_only = false, predefined_only = false, eager_only = false;
   std::string only;  // --kernels S: the ping-pong of the kernels whose "name params" contains S
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--check") && i + 1 < argc) check_path = argv[++i];
@@ -407,6 +456,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) only = argv[++i];
     else if (!std::strcmp(argv[i], "--osu-only")) osu_only = true;
     else if (!std::strcmp(argv[i], "--predefined-only")) predefined_only = true;
+    else if (!std::strcmp(argv[i], "--eager-grid")) eager_only = true;
   }
   if (np != 2) {
     if (me == 0) std::printf("ddtbench_mpi runs on exactly 2 ranks (spec §2.1; FFT2D's kernel is built for P = 2)\n");
@@ -415,7 +465,7 @@ int main(int argc, char** argv) {
   }
   // The kernels' arrays take a second to build: an OSU-only run skips them.
   std::vector<std::unique_ptr<Kernel>> ks;
-  if (!(osu_only || predefined_only) || !only.empty() || check_path) ks = ddtbench_kernels(false);
+  if (!(osu_only || predefined_only || eager_only) || !only.empty() || check_path) ks = ddtbench_kernels(false);
   int rc = 0;
   if (check_path) rc = check(check_path, ks);
   if (dir) {
@@ -433,7 +483,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (me == 0) std::printf("== DDTBench ping-pong and OSU vector latency, %s, native (PMPI) vs interposed (MPI) -> %s\n", v.c_str(), path.c_str());
-    if (!only.empty() || osu_only || predefined_only) {  // focused runs, for tuning: nothing else is timed
+    if (!only.empty() || osu_only || predefined_only || eager_only) {  // focused runs, for tuning: nothing else is timed
       std::vector<std::unique_ptr<Kernel>> few;
       for (auto& k : ks)
         if (!only.empty() && (k->name + " " + k->params).find(only) != std::string::npos) few.push_back(std::move(k));
@@ -443,6 +493,7 @@ int main(int argc, char** argv) {
         predefined(res, full ? 201 : 61);
         predefined_collectives(res, full ? 31 : 15, false);
       }
+      if (eager_only) eager_grid(res, full ? 15 : 7);
     } else if (smoke) {
       std::vector<std::unique_ptr<Kernel>> few;
       for (size_t i = 0; i < ks.size(); i += 9) few.push_back(std::move(ks[i]));
@@ -455,6 +506,7 @@ int main(int argc, char** argv) {
       first_transfer(res, ks, 15);  // first: no layout seen yet
       time_kernels(res, ks, full ? 15 : 7);
       osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 15 : 7);
+      eager_grid(res, full ? 15 : 7);
       predefined(res, full ? 201 : 61);
       predefined_collectives(res, full ? 31 : 15, false);
     }

@@ -10,7 +10,8 @@
 // leaves unwritten) are passed: MPICH moves those exactly as the standard says.
 //
 // Open MPI 5.0.11: messages of up to kOmpiPassBytes of monotone, naturally aligned types without
-// x87 long doubles, at any size from one element on. Open MPI packs such layouts straight into
+// x87 long doubles, at any size from one element on, except small messages of small pieces of
+// 4-byte and larger elements, which its eager path moves slowly (ompi_slow_eager below). Open MPI packs such layouts straight into
 // its shared-memory fragments, where staging pays a pack, Open MPI's copies and an unpack.
 // Evidence (tests/mpi/ompi_probe.cpp: random types sent natively typed -> typed, typed -> bytes
 // and bytes -> typed, 2 and 3 ranks, messages of one element to 4.2 MB, plus MPI_Pack/Unpack,
@@ -85,10 +86,11 @@ Alignment alignment(ddt_type t, int depth) {
 
 }  // namespace
 
-bool naturally_aligned(ddt_type t) {
+bool naturally_aligned(ddt_type t, int64_t* unit) {
   const Alignment a = alignment(t, 0);
   int64_t lb = 0, ext = 0;
   ddt_type_extent(t, &lb, &ext);
+  if (unit) *unit = a.unit;
   return a.ok && ext % a.unit == 0;
 }
 
@@ -149,6 +151,28 @@ bool disjoint(const TypeInfo& info, int64_t count) {
 // The largest Open MPI message the probe has checked: larger ones are staged.
 constexpr int64_t kOmpiPassBytes = int64_t(4) << 20;
 
+// Open MPI 5.0.11's eager path (btl/sm's eager limit, 4 KiB with its header, the default) moves
+// small pieces of 4-byte and larger basic elements slowly: a vector of single doubles, 2 KiB,
+// took 6-14 us a round trip natively where its in-process MPI_Pack and MPI_Unpack took 0.6 us
+// each and a contiguous 2 KiB message 1-3.5 us. Measured (ddtbench_mpi --eager-grid: vectors
+// of stride twice the block, 2 ranks, round trip natively typed / MPI_Pack + MPI_BYTE +
+// MPI_Unpack on each side, medians of 7 samples, this 2-core machine):
+//   double, 8 / 16 / 32 / 64 B blocks: 1 KiB 2.18 / 1.58 / 1.22 / 1.00; 3 KiB 2.88 / 2.02 /
+//     1.44 / 1.18; 4000 B 3.14 / 2.33 / 1.62 / 1.19; 256 B 1.57 / 1.20 / 1.09 / 0.89;
+//   float: 3 KiB 3.44 / 2.18 / 1.38 / 0.83; int: 3 KiB 3.08 / 2.38 / 1.06 / 0.84;
+//   but char: 0.83-0.89 at every block and size (Open MPI's path wins), short: 0.92-1.32;
+//   and from 8 KiB (past the eager limit) the native path wins for every type: 0.34-0.49.
+// Either side's choice counts alone (double, 8 B blocks, 3 KiB: 11.1 us typed on both sides,
+// 7.6 with either side staged, 3.6 with both). So a side stages such a message itself, without
+// asking its peer: fewer bytes than the eager limit, basic elements of 4 bytes or more, and
+// pieces of 32 bytes or less on average (at 64 B the two ways are even). Messages of at least
+// 4 KiB keep the rule above; the runtime never takes these (local.cpp: runtime_min_bytes).
+constexpr int64_t kOmpiEagerBytes = 4096;
+constexpr int64_t kOmpiSlowPiece = 32;
+bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) {
+  return bytes < kOmpiEagerBytes && info.unit >= 4 && info.mean_block <= kOmpiSlowPiece;
+}
+
 bool ompi_pass_candidate(const TypeInfo& info) {
   return info.mode == TypeInfo::Pack && info.monotone && info.aligned && !info.x87 && info.extent > 0;
 }
@@ -156,7 +180,8 @@ bool ompi_pass_candidate(const TypeInfo& info) {
 // The cheap tests first: disjoint may walk every piece of the message.
 bool pass_as_is(const TypeInfo& info, int64_t count) {
 #ifdef OMPI_MAJOR_VERSION
-  return ompi_pass_candidate(info) && count * info.size <= kOmpiPassBytes && disjoint(info, count);  // monotone: true
+  return ompi_pass_candidate(info) && count * info.size <= kOmpiPassBytes && !ompi_slow_eager(info, count * info.size) &&
+         disjoint(info, count);  // monotone: true
 #else
   return large_pass_candidate(info) && count * info.size >= kPassBytes && disjoint(info, count);
 #endif
