@@ -161,6 +161,16 @@ bool runtime_contig_gap(int64_t bytes) {
 #endif
 }
 
+#ifdef OMPI_MAJOR_VERSION
+namespace {
+// Whether a test set DDTKIT_RUNTIME_MIN to route every message it can through the runtime.
+bool runtime_min_asked() {
+  static const bool asked = std::getenv("DDTKIT_RUNTIME_MIN") != nullptr;
+  return asked;
+}
+}  // namespace
+#endif
+
 bool native_pipeline(const TypeInfo& info, int64_t count) {
 #ifdef OMPI_MAJOR_VERSION
   // Open MPI packs the layouts its pass rule is given (monotone, naturally aligned) straight into
@@ -187,11 +197,18 @@ bool native_pipeline(const TypeInfo& info, int64_t count) {
   // it (DDTKIT_RUNTIME_MIN=4096, the default, set), two runs each, alternated: vect:8:4 from 8 KiB
   // 0.80-1.08 / 0.58-0.87; MILC 0.87-1.06 / 0.72-1.28; NAS_MG_y,z S 0.84-0.93 / 0.68-0.91;
   // SPECFEM3D_mt 0.94-1.02 / 1.06-1.34; geometric mean over the 66 kernels 1.43 / 1.44-1.45.
-  static const bool asked = std::getenv("DDTKIT_RUNTIME_MIN") != nullptr;
-  return !asked && pass_as_is(info, count);
+  return !runtime_min_asked() && pass_as_is(info, count);
 #else
   (void)info, (void)count;
   return false;  // MPICH's own engine is the slow part (pass.cpp keeps small pieces from it)
+#endif
+}
+
+int64_t native_pipeline_upto() {
+#ifdef OMPI_MAJOR_VERSION
+  return runtime_min_asked() ? 0 : ddt::shm::rt.eager_max;
+#else
+  return 0;
 #endif
 }
 

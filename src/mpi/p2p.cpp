@@ -44,9 +44,14 @@ int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int d
   // Below both thresholds no message takes the runtime: decided here, before the calls that
   // would each find it again (callgrind, contiguous(60, MPI_DOUBLE) under Open MPI: the
   // interposer's own instructions per send and receive of a rank 695 -> 625).
+  // plain_send's fast path takes a Pack type's as-is count (the pass rule's) below route_below:
+  // below both thresholds, or up to native_pipeline_upto, where local_send_peer never routes such
+  // a message either (Open MPI's eager-size vectors: the interposer's own instructions per send of
+  // an 8 KiB vect:8:4, callgrind, 516 -> see the commit).
   static const int64_t smallest = [] {
     const int64_t v = std::min(runtime_min_bytes(), runtime_contig_min_bytes());
-    hot.route_below.store(v, std::memory_order_relaxed);  // for plain_send's fast path
+    hot.route_below.store(std::max(v, native_pipeline_upto() + 1), std::memory_order_relaxed);
+    hot.contig_below.store(runtime_contig_min_bytes(), std::memory_order_relaxed);  // contig_send's
     return v;
   }();
   if (static_cast<int64_t>(count) * ti.size < smallest) return -1;
@@ -72,7 +77,7 @@ bool plain_recv(int count, const TypeInfo& ti) {
 // is, decided in loads and compares only (blocking_send and request_send's fast paths): a Pass
 // type too small for the runtime, a ticket's size or less, or no runtime at all; the interposer on.
 // Also a Pack type whose last send of the same count went to the MPI as it is (as_is_count),
-// too small for the runtime (route_below), where no buffer can be on a device: the pass rule's
+// one the runtime would not take (route_below), where no buffer can be on a device: the pass rule's
 // messages under Open MPI (the 480 B vector of 12 x 40 B blocks: the interposer's instructions
 // per round trip of one rank, callgrind, 632 -> see the commit).
 // A Pack type's count that went to the MPI as it is before (note_as_is) goes so again, where no
@@ -88,6 +93,30 @@ inline bool plain_send(const TypeInfo* ti, int count, int dest) {
   if (ti->mode == TypeInfo::Pass) return Mode == kNone || bytes < static_cast<int64_t>(sizeof(Ticket)) || !local_on();
   return as_is_again(*ti, count) && bytes < hot.route_below.load(std::memory_order_relaxed);
 }
+// A Contig type's message (the last peek's answer, or null) that goes to the MPI as its bytes,
+// decided in loads and compares only: fewer bytes than the runtime's contiguous threshold (no
+// route takes it: local_send_peer), of a non-negative count, where no buffer can be on a device.
+// Its bytes are then (buf + offset, count x size, MPI_BYTE), as direct() gives them (callgrind,
+// osu_latency -D vect:8:4 of size 8, one 4 B block, under Open MPI: the interposer's instructions
+// per round trip of a rank 470 -> see the commit; the MPI's own about 1,490).
+inline bool contig_bytes(const TypeInfo* ti, int count) {
+  return ti && ti->mode == TypeInfo::Contig && count >= 0 && hot.device_mode.load(std::memory_order_relaxed) == 0 &&
+         static_cast<int64_t>(count) * ti->size < hot.contig_below.load(std::memory_order_relaxed);
+}
+inline bool contig_send(const TypeInfo* ti, int count, int dest) {
+  return dest != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && contig_bytes(ti, count);
+}
+// The same for a receive, which must also be unable to get a ticket (below a ticket's size, or no
+// runtime) or a stashed message.
+inline bool contig_recv(const TypeInfo* ti, int count, int src) {
+  return src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && contig_bytes(ti, count) &&
+         stashed_count.load(std::memory_order_relaxed) == 0 &&
+         (!local_on() || static_cast<int64_t>(count) * ti->size < static_cast<int64_t>(sizeof(Ticket)));
+}
+inline char* bytes_of(const TypeInfo* ti, const void* buf) {
+  return const_cast<char*>(static_cast<const char*>(buf)) + ti->offset;
+}
+
 // Remembers that count elements of a Pack type went to the MPI as they are (d: direct's answer).
 inline void note_as_is(const TypeInfo& ti, int count, MPI_Datatype dt, const Direct& d) {
   if (ti.mode == TypeInfo::Pack && d.type == dt && d.count == count) ti.as_is_count.store(count, std::memory_order_relaxed);
@@ -153,8 +182,12 @@ template <SendFn F, IsendFn IF, int Mode>
 // holding a ticket.
 template <SendFn F, IsendFn IF, int Mode>
 inline int blocking_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm) {
-  if (plain_send<Mode>(peek_hit(dt), count, dest) && hot.tickets.load(std::memory_order_relaxed) == 0)
-    return F(buf, count, dt, dest, tag, comm);
+  const TypeInfo* ti = peek_hit(dt);
+  if (hot.tickets.load(std::memory_order_relaxed) == 0) {
+    if (plain_send<Mode>(ti, count, dest)) return F(buf, count, dt, dest, tag, comm);
+    if (contig_send(ti, count, dest))
+      return F(bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE, dest, tag, comm);
+  }
   return blocking_send_full<F, IF, Mode>(buf, count, dt, dest, tag, comm);
 }
 
@@ -168,7 +201,9 @@ template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
                                         MPI_Request* req);
 template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
 inline int request_send(const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  if (plain_send<Mode>(peek_hit(dt), count, dest)) return F(buf, count, dt, dest, tag, comm, req);
+  const TypeInfo* ti = peek_hit(dt);
+  if (plain_send<Mode>(ti, count, dest)) return F(buf, count, dt, dest, tag, comm, req);
+  if (contig_send(ti, count, dest)) return F(bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE, dest, tag, comm, req);
   return request_send_full<F, F0, Persistent, Mode>(buf, count, dt, dest, tag, comm, req);
 }
 template <IsendFn F, IsendFn F0, bool Persistent, int Mode>
@@ -451,6 +486,22 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   return request_send<PMPI_Bsend_init, PMPI_Send_init, true, kNone>(buf, count, dt, dest, tag, comm, req);
 }
 
+// A receive into the user's buffer as direct() gives it (d), with nothing stashed: where a ticket
+// may come, the status says whether one did, and its receive is then prepared as the general way
+// prepares it, onto the same buffer.
+[[gnu::noinline]] static int recv_direct(const TypeInfo& ti, const Direct& d, void* buf, int count, MPI_Datatype dt,
+                                         int src, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!may_get_ticket(ti.size, count, comm, src)) return recv_delivering(d.buf, d.count, d.type, src, tag, comm, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = recv_delivering(d.buf, d.count, d.type, src, tag, comm, st);
+  if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket)) || !maybe_ticket(ti, buf))
+    return rc;
+  Side s;
+  if (int e = prepare_recv(s, buf, count, dt)) return raise(comm, e);
+  return finish(s, comm, *st);
+}
+
 // The receives the MPI takes as they are stay in MPI_Recv, small and frameless as blocking_send
 // (p2p.cpp's namespace) is; the rest is here.
 [[gnu::noinline]] static int recv_general(const TypeInfo& ti, void* buf, int count, MPI_Datatype dt, int src, int tag,
@@ -466,16 +517,7 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   if (as_is) d = Direct{buf, count, dt};
   if (stashed_count.load(std::memory_order_relaxed) == 0 && (as_is || direct(ti, buf, count, dt, &d))) {
     note_as_is(ti, count, dt, d);
-    if (!may_get_ticket(ti.size, count, comm, src))
-      return recv_delivering(d.buf, d.count, d.type, src, tag, comm, status);
-    MPI_Status local;
-    MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-    const int rc = recv_delivering(d.buf, d.count, d.type, src, tag, comm, st);
-    if (rc != MPI_SUCCESS || received_bytes(*st) != static_cast<int64_t>(sizeof(Ticket)) || !maybe_ticket(ti, buf))
-      return rc;
-    Side s;
-    if (int e = prepare_recv(s, buf, count, dt)) return raise(comm, e);
-    return finish(s, comm, *st);
+    return recv_direct(ti, d, buf, count, dt, src, tag, comm, status);
   }
   return recv_side(buf, count, dt, src, tag, comm, status);
 }
@@ -495,9 +537,21 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
 // ticket. Anything else, the first call included, takes recv_full.
 int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
   const TypeInfo* ti = peek_hit(dt);
-  if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti) &&
-      hot.tickets.load(std::memory_order_relaxed) == 0)
-    return PMPI_Recv(buf, count, dt, src, tag, comm, status);
+  if (hot.tickets.load(std::memory_order_relaxed) == 0) {
+    if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti))
+      return PMPI_Recv(buf, count, dt, src, tag, comm, status);
+    if (contig_recv(ti, count, src))
+      return PMPI_Recv(bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE, src, tag, comm, status);
+    // A Contig type's bytes, or a Pack type's count that went as it is before (as_is_again), that
+    // may be a ticket: recv_general's way without its set-up.
+    if (src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && ti &&
+        stashed_count.load(std::memory_order_relaxed) == 0) {
+      if (contig_bytes(ti, count))
+        return recv_direct(*ti, Direct{bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE}, buf, count,
+                           dt, src, tag, comm, status);
+      if (as_is_again(*ti, count)) return recv_direct(*ti, Direct{buf, count, dt}, buf, count, dt, src, tag, comm, status);
+    }
+  }
   return recv_full(buf, count, dt, src, tag, comm, status);
 }
 
@@ -508,6 +562,8 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm 
   const TypeInfo* ti = peek_hit(dt);
   if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti))
     return PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+  if (contig_recv(ti, count, src))
+    return PMPI_Irecv(bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE, src, tag, comm, req);
   return irecv_full(buf, count, dt, src, tag, comm, req);
 }
 static int irecv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request* req) {

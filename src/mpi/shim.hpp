@@ -45,8 +45,10 @@ struct Hot {
   std::atomic<size_t> tickets{0};        // requests.cpp: receives that may hold a ticket
   std::atomic<size_t> live{0};           // requests.cpp: requests with work attached or adopted
   std::atomic<int8_t> device_mode{0};    // device.cpp's mode: 0 when no buffer can be on a device
-  std::atomic<int64_t> route_below{0};   // p2p.cpp's route: bytes below which no send takes the
-                                         // runtime (0 until the first route: no fast path before)
+  std::atomic<int64_t> route_below{0};   // p2p.cpp's route: bytes below which no send of a count
+                                         // the pass rule hands over as it is takes the runtime
+                                         // (0 until the first route: no fast path before)
+  std::atomic<int64_t> contig_below{0};  // the same for Contig types' bytes (runtime_contig_min_bytes)
   std::atomic<uint64_t> generation{1};   // types.cpp: bumped by every change of the type cache
                                          // (from 1: a zeroed PeekHit matches no generation)
 };
