@@ -155,7 +155,10 @@ int check(const char* path, const std::vector<std::unique_ptr<Kernel>>& ks) {
 
 // Interleaved round trips of each method, in an order rotated every repetition (the method that
 // runs after another inherits its cache state: measured up to 25% on FFT2D); rank 0 chooses how many per sample (its own clock)
-// and tells the others, so every rank runs the same sequence. Medians per round trip.
+// and tells the others, so every rank runs the same sequence. Medians per round trip: of 15
+// samples a method in make bench (31 with --full). With 7, kernels whose two ways are the same
+// MPI path spread 0.85-1.2x native / interposed from run to run on this 2-core machine; the whole
+// ping-pong part of a run takes seconds either way.
 // Each method is warmed up first (osu_latency's skipped iterations: first-use costs, which
 // first_transfer reports on their own, and a peer still arriving), and its sample length set
 // from the fastest of three round trips: calibrated on two round trips that included a first
@@ -487,13 +490,13 @@ int main(int argc, char** argv) {
       std::vector<std::unique_ptr<Kernel>> few;
       for (auto& k : ks)
         if (!only.empty() && (k->name + " " + k->params).find(only) != std::string::npos) few.push_back(std::move(k));
-      time_kernels(res, few, full ? 15 : 7);
-      if (osu_only) osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 15 : 7);
+      time_kernels(res, few, full ? 31 : 15);
+      if (osu_only) osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 31 : 15);
       if (predefined_only) {
         predefined(res, full ? 201 : 61);
         predefined_collectives(res, full ? 31 : 15, false);
       }
-      if (eager_only) eager_grid(res, full ? 15 : 7);
+      if (eager_only) eager_grid(res, full ? 31 : 15);
     } else if (smoke) {
       std::vector<std::unique_ptr<Kernel>> few;
       for (size_t i = 0; i < ks.size(); i += 9) few.push_back(std::move(ks[i]));
@@ -504,9 +507,9 @@ int main(int argc, char** argv) {
       predefined_collectives(res, 3, true);
     } else {
       first_transfer(res, ks, 15);  // first: no layout seen yet
-      time_kernels(res, ks, full ? 15 : 7);
-      osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 15 : 7);
-      eager_grid(res, full ? 15 : 7);
+      time_kernels(res, ks, full ? 31 : 15);
+      osu_vect(res, full ? 4 << 20 : 1 << 20, full ? 31 : 15);
+      eager_grid(res, full ? 31 : 15);
       predefined(res, full ? 201 : 61);
       predefined_collectives(res, full ? 31 : 15, false);
     }
