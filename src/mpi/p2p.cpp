@@ -531,27 +531,34 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   return recv_delivering(buf, count, dt, src, tag, comm, status);
 }
 
+// Receives the MPI takes into the user's buffer, decided without the general way's set-up (ti:
+// the last peek's answer, or null): a Contig type's bytes (contig_recv: no ticket possible; or
+// recv_direct, which checks for one), or a Pack type's count that went as it is before
+// (as_is_again). Anything else, the first call included, takes recv_full.
+[[gnu::noinline]] static int recv_known(const TypeInfo* ti, void* buf, int count, MPI_Datatype dt, int src, int tag,
+                                        MPI_Comm comm, MPI_Status* status) {
+  if (contig_recv(ti, count, src))
+    return PMPI_Recv(bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE, src, tag, comm, status);
+  if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 &&
+      stashed_count.load(std::memory_order_relaxed) == 0) {
+    if (contig_bytes(ti, count))
+      return recv_direct(*ti, Direct{bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE}, buf, count, dt,
+                         src, tag, comm, status);
+    if (as_is_again(*ti, count)) return recv_direct(*ti, Direct{buf, count, dt}, buf, count, dt, src, tag, comm, status);
+  }
+  return recv_full(buf, count, dt, src, tag, comm, status);
+}
+
 // The common case first, in loads and compares that call nothing, so that the compiler ends it in
 // a jump to the MPI with no stack frame: the type is the one this thread's last call peeked, the
 // interposer is on and the MPI takes this receive as it is (plain_recv), and no receive holds a
-// ticket. Anything else, the first call included, takes recv_full.
+// ticket. Then the receives recv_known decides alone; anything else takes recv_full.
 int MPI_Recv(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
   const TypeInfo* ti = peek_hit(dt);
-  if (hot.tickets.load(std::memory_order_relaxed) == 0) {
-    if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti))
-      return PMPI_Recv(buf, count, dt, src, tag, comm, status);
-    if (contig_recv(ti, count, src))
-      return PMPI_Recv(bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE, src, tag, comm, status);
-    // A Contig type's bytes, or a Pack type's count that went as it is before (as_is_again), that
-    // may be a ticket: recv_general's way without its set-up.
-    if (src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && ti &&
-        stashed_count.load(std::memory_order_relaxed) == 0) {
-      if (contig_bytes(ti, count))
-        return recv_direct(*ti, Direct{bytes_of(ti, buf), static_cast<int>(count * ti->size), MPI_BYTE}, buf, count,
-                           dt, src, tag, comm, status);
-      if (as_is_again(*ti, count)) return recv_direct(*ti, Direct{buf, count, dt}, buf, count, dt, src, tag, comm, status);
-    }
-  }
+  if (ti && src != MPI_PROC_NULL && hot.disabled.load(std::memory_order_relaxed) == 0 && plain_recv(count, *ti) &&
+      hot.tickets.load(std::memory_order_relaxed) == 0)
+    return PMPI_Recv(buf, count, dt, src, tag, comm, status);
+  if (hot.tickets.load(std::memory_order_relaxed) == 0) return recv_known(ti, buf, count, dt, src, tag, comm, status);
   return recv_full(buf, count, dt, src, tag, comm, status);
 }
 

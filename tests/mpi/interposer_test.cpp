@@ -104,7 +104,9 @@ bool overlaps(const RefType& ref, int64_t n) {
 // ---- point to point with random types ---------------------------------------------------------
 
 // One random type moved from src to dst along path (i % 8). The receiver gets either the same
-// type or its packed bytes as MPI_BYTE (a different type of equal size on each side). Path 7 is
+// type or its packed bytes as MPI_BYTE (a different type of equal size on each side), every other
+// time of those as one contiguous derived type of that many MPI_BYTEs (what the interposer calls a
+// Contig type, which its fast paths receive as bytes, where a runtime ticket may come). Path 7 is
 // MPI 4's MPI_Isendrecv on both sides; every other time the receiver's is
 // MPI_Isendrecv_replace, which sends its buffer's prior contents back, checked at the sender.
 void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bool bytes_only) {
@@ -114,11 +116,18 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
   const bool replace = (i / 16) % 2 == 1;  // path 7: the receiver's MPI_Isendrecv_replace
   const int tag = static_cast<int>(i % 30000);
   const int64_t bytes = ref.size * count;
+  // Received as one contiguous type of its bytes; on path 0 the message is then sent twice and
+  // received twice, so that the second, checked receive finds its type known (the interposer
+  // decides a type's first use on its general way).
+  const bool as_contig = as_bytes && (i / 32) % 2 == 1 && bytes > 0;
+  const int sends = path == 0 && as_contig ? 2 : 1;
   if (me == src && src != dst) {
     Buf b = make_buf(ref, count, i, src);
     MPI_Request r[2];
     switch (path) {
-      case 0: MPI_Send(b.base(), (int)count, mt, dst, tag, MPI_COMM_WORLD); break;
+      case 0:
+        for (int k = 0; k < sends; ++k) MPI_Send(b.base(), (int)count, mt, dst, tag, MPI_COMM_WORLD);
+        break;
       case 1: MPI_Isend(b.base(), (int)count, mt, dst, tag, MPI_COMM_WORLD, r); MPI_Wait(r, MPI_STATUS_IGNORE); break;
       case 2: MPI_Ssend(b.base(), (int)count, mt, dst, tag, MPI_COMM_WORLD); break;
       case 3: {  // persistent, started twice: the second start must send the buffer as it is then
@@ -178,11 +187,18 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
     std::vector<char> raw(bytes + 8, 0x5a);
     void* buf = as_bytes ? raw.data() : static_cast<void*>(b.base());
     int n = as_bytes ? (int)bytes : (int)count;
-    MPI_Datatype t = as_bytes ? MPI_BYTE : mt;
+    MPI_Datatype t = as_bytes ? MPI_BYTE : mt, contig = MPI_DATATYPE_NULL;
+    if (as_contig) {
+      MPI_Type_contiguous((int)bytes, MPI_BYTE, &contig);
+      MPI_Type_commit(&contig);
+      t = contig, n = 1;
+    }
     MPI_Status st;
     MPI_Request r[2];
     switch (path) {
-      case 0: MPI_Recv(buf, n, t, src, tag, MPI_COMM_WORLD, &st); break;
+      case 0:
+        for (int k = 0; k < sends; ++k) MPI_Recv(buf, n, t, src, tag, MPI_COMM_WORLD, &st);
+        break;
       case 1: MPI_Irecv(buf, n, t, src, tag, MPI_COMM_WORLD, r); MPI_Waitall(1, r, &st); break;
       case 2: {
         MPI_Irecv(buf, n, t, src, tag, MPI_COMM_WORLD, r);
@@ -263,7 +279,9 @@ void p2p_case(uint64_t i, MPI_Datatype mt, const RefType& ref, int64_t count, bo
     }
     uint64_t sent_i = path == 3 ? i + 77 : i;
     std::vector<char> packed = packed_of(ref, count, sent_i, src);
-    std::string what = "case " + std::to_string(i) + " path " + std::to_string(path) + (as_bytes ? " (bytes)" : "");
+    if (as_contig) MPI_Type_free(&contig);
+    std::string what = "case " + std::to_string(i) + " path " + std::to_string(path) +
+                       (as_contig ? " (contiguous bytes)" : as_bytes ? " (bytes)" : "");
     if (as_bytes) {
       raw.resize(bytes);
       std::vector<bool> pad = x87_padding(ref, count);
