@@ -197,7 +197,18 @@ bool native_pipeline(const TypeInfo& info, int64_t count) {
   // it (DDTKIT_RUNTIME_MIN=4096, the default, set), two runs each, alternated: vect:8:4 from 8 KiB
   // 0.80-1.08 / 0.58-0.87; MILC 0.87-1.06 / 0.72-1.28; NAS_MG_y,z S 0.84-0.93 / 0.68-0.91;
   // SPECFEM3D_mt 0.94-1.02 / 1.06-1.34; geometric mean over the 66 kernels 1.43 / 1.44-1.45.
-  return !runtime_min_asked() && pass_as_is(info, count);
+  //
+  // Except, where the runtime's eager cells hold the message, small_pieces types (pass.cpp), which
+  // Open MPI moves slowly up to some KiB (below its own eager limit the pass rule stages them).
+  // ddtbench_mpi --eager-grid, 2 ranks, native / interposed, the runtime's cells against the
+  // messages as they are (DDTKIT_RUNTIME_MIN unset; two runs each, at 25a333f): int, float and
+  // double vectors of 8 / 16 / 32 B blocks, 8 KiB: 1.16-1.55x through the cells, 0.93-1.05 as they
+  // are; 64 B blocks 0.95-1.05 either way. Past the cells (16 KiB, and NAS_MG_x W and A, single
+  // doubles of 32 and 128 KiB) the runtime's pipeline and Open MPI's were even (0.84-1.15), though
+  // SPECFEM3D_mt (12 B pieces of floats, 67-91 KB) gained 1.12-1.38x through the runtime: left to
+  // Open MPI, as above.
+  return !runtime_min_asked() && pass_as_is(info, count) &&
+         !(small_pieces(info) && count * info.size <= ddt::shm::rt.eager_max);
 #else
   (void)info, (void)count;
   return false;  // MPICH's own engine is the slow part (pass.cpp keeps small pieces from it)

@@ -96,9 +96,10 @@ bool runtime_contig_gap(int64_t bytes);
 // for the messages the pass rule hands it (pass.cpp), unless DDTKIT_RUNTIME_MIN was set (tests
 // that route every message through the runtime); never under MPICH. See local.cpp.
 bool native_pipeline(const TypeInfo& info, int64_t count);
-// Packed bytes up to which such a message never takes the runtime, whatever its buffer and peer:
-// local_send_peer moves it only past the runtime's eager cells, with one copy. The runtime's
-// eager size under Open MPI (where native_pipeline holds), 0 elsewhere.
+// Packed bytes up to which such a message never takes the runtime, whatever its buffer and peer,
+// unless its type is small_pieces: local_send_peer moves it only past the runtime's eager cells,
+// with one copy. The runtime's eager size under Open MPI (where native_pipeline holds), 0
+// elsewhere.
 int64_t native_pipeline_upto();
 // Collectives whose chunks have fewer packed bytes stay with the MPI (DDTKIT_RUNTIME_COLL_MIN, at
 // least 64; by default 1 MiB, measured: see local.cpp).

@@ -45,11 +45,12 @@ int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int d
   // would each find it again (callgrind, contiguous(60, MPI_DOUBLE) under Open MPI: the
   // interposer's own instructions per send and receive of a rank 695 -> 625).
   // plain_send's fast path takes a Pack type's as-is count (the pass rule's) below route_below:
-  // below both thresholds, or up to native_pipeline_upto, where local_send_peer never routes such
-  // a message either (Open MPI's eager-size vectors: the interposer's own instructions per send of
-  // an 8 KiB vect:8:4, callgrind, 516 -> see the commit).
+  // below both thresholds (route_min), or up to native_pipeline_upto, where local_send_peer never
+  // routes such a message of a type other than small_pieces either (Open MPI's eager-size vectors:
+  // the interposer's own instructions per send of an 8 KiB vect:8:4, callgrind, 516 -> 43).
   static const int64_t smallest = [] {
     const int64_t v = std::min(runtime_min_bytes(), runtime_contig_min_bytes());
+    hot.route_min.store(v, std::memory_order_relaxed);
     hot.route_below.store(std::max(v, native_pipeline_upto() + 1), std::memory_order_relaxed);
     hot.contig_below.store(runtime_contig_min_bytes(), std::memory_order_relaxed);  // contig_send's
     return v;
@@ -91,7 +92,8 @@ inline bool plain_send(const TypeInfo* ti, int count, int dest) {
   if (!ti || dest == MPI_PROC_NULL || hot.disabled.load(std::memory_order_relaxed) != 0) return false;
   const int64_t bytes = static_cast<int64_t>(count) * ti->size;
   if (ti->mode == TypeInfo::Pass) return Mode == kNone || bytes < static_cast<int64_t>(sizeof(Ticket)) || !local_on();
-  return as_is_again(*ti, count) && bytes < hot.route_below.load(std::memory_order_relaxed);
+  if (!as_is_again(*ti, count) || bytes >= hot.route_below.load(std::memory_order_relaxed)) return false;
+  return bytes < hot.route_min.load(std::memory_order_relaxed) || !small_pieces(*ti);
 }
 // A Contig type's message (the last peek's answer, or null) that goes to the MPI as its bytes,
 // decided in loads and compares only: fewer bytes than the runtime's contiguous threshold (no

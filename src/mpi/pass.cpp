@@ -169,9 +169,9 @@ constexpr int64_t kOmpiPassBytes = int64_t(4) << 20;
 // 4 KiB keep the rule above; the runtime never takes these (local.cpp: runtime_min_bytes).
 constexpr int64_t kOmpiEagerBytes = 4096;
 constexpr int64_t kOmpiSlowPiece = 32;
-bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) {
-  return bytes < kOmpiEagerBytes && info.unit >= 4 && info.mean_block <= kOmpiSlowPiece;
-}
+bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) { return bytes < kOmpiEagerBytes && small_pieces(info); }
+
+bool small_pieces(const TypeInfo& info) { return info.unit >= 4 && info.mean_block <= kOmpiSlowPiece; }
 
 bool ompi_pass_candidate(const TypeInfo& info) {
   return info.mode == TypeInfo::Pack && info.monotone && info.aligned && !info.x87 && info.extent > 0;

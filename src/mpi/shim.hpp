@@ -47,7 +47,8 @@ struct Hot {
   std::atomic<int8_t> device_mode{0};    // device.cpp's mode: 0 when no buffer can be on a device
   std::atomic<int64_t> route_below{0};   // p2p.cpp's route: bytes below which no send of a count
                                          // the pass rule hands over as it is takes the runtime
-                                         // (0 until the first route: no fast path before)
+                                         // (0 until the first route: no fast path before), but
+  std::atomic<int64_t> route_min{0};     // from here one of small_pieces may (local.cpp)
   std::atomic<int64_t> contig_below{0};  // the same for Contig types' bytes (runtime_contig_min_bytes)
   std::atomic<uint64_t> generation{1};   // types.cpp: bumped by every change of the type cache
                                          // (from 1: a zeroed PeekHit matches no generation)
@@ -331,6 +332,9 @@ bool large_pass_candidate(const TypeInfo& info);
 // aligned type without x87 long doubles, and a message of at most 4 MiB. count * info.size must
 // not overflow.
 bool pass_as_is(const TypeInfo& info, int64_t count);
+// Open MPI: a Pack type whose basic elements are 4 bytes or more and whose pieces average 32
+// bytes or less, which Open MPI's own path moves slowly up to some KiB (pass.cpp, local.cpp).
+bool small_pieces(const TypeInfo& info);
 
 // The first of two MPI return codes that is an error.
 inline int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
