@@ -14,7 +14,8 @@
 //                 vector type (spec §6, -D vect:8:4 on MPI_CHAR), an MPI_BYTE ping-pong of 1 B
 //                 and 1 MiB, small vectors natively typed, natively staged and interposed (the
 //                 measurement behind Open MPI's small-message pass rule), and (first of all) each
-//                 kernel's first round trip after its commit against its steady state. JSON lines to DIR/interposer_<mpi>.jsonl.
+//                 kernel's first round trip after its commit against its steady state. JSON
+//                 lines to DIR/interposer_<mpi>.jsonl.
 //   --smoke       tiny repetition counts (make test); --full: more repetitions, sizes to 4 MiB.
 //   --kernels S   with --time: only the ping-pong of the kernels whose "name params" contains S;
 //   --osu-only    with --time: only the OSU sweep; --predefined-only: only the MPI_BYTE ping-pongs

@@ -100,7 +100,7 @@ inline bool plain_send(const TypeInfo* ti, int count, int dest) {
 // route takes it: local_send_peer), of a non-negative count, where no buffer can be on a device.
 // Its bytes are then (buf + offset, count x size, MPI_BYTE), as direct() gives them (callgrind,
 // osu_latency -D vect:8:4 of size 8, one 4 B block, under Open MPI: the interposer's instructions
-// per round trip of a rank 468 -> 116; the MPI's own about 1,490).
+// per round trip of a rank 468 -> 152; the MPI's own about 1,490).
 inline bool contig_bytes(const TypeInfo* ti, int count) {
   return ti && ti->mode == TypeInfo::Contig && count >= 0 && hot.device_mode.load(std::memory_order_relaxed) == 0 &&
          static_cast<int64_t>(count) * ti->size < hot.contig_below.load(std::memory_order_relaxed);
@@ -536,7 +536,9 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
 // Receives the MPI takes into the user's buffer, decided without the general way's set-up (ti:
 // the last peek's answer, or null): a Contig type's bytes (contig_recv: no ticket possible; or
 // recv_direct, which checks for one), or a Pack type's count that went as it is before
-// (as_is_again). Anything else, the first call included, takes recv_full.
+// (as_is_again). Anything else, the first call included, takes recv_full. contig_recv first,
+// although recv_direct would find the same: callgrind, vect:8:4 of size 8 under Open MPI, 152
+// against about 225 instructions of the interposer's per round trip without it.
 [[gnu::noinline]] static int recv_known(const TypeInfo* ti, void* buf, int count, MPI_Datatype dt, int src, int tag,
                                         MPI_Comm comm, MPI_Status* status) {
   if (contig_recv(ti, count, src))

@@ -11,8 +11,9 @@
 //
 // Open MPI 5.0.11: messages of up to kOmpiPassBytes of monotone, naturally aligned types without
 // x87 long doubles, at any size from one element on, except small messages of small pieces of
-// 4-byte and larger elements, which its eager path moves slowly (ompi_slow_eager below). Open MPI packs such layouts straight into
-// its shared-memory fragments, where staging pays a pack, Open MPI's copies and an unpack.
+// 4-byte and larger elements, which its eager path moves slowly (ompi_slow_eager below). Open MPI
+// packs such layouts straight into its shared-memory fragments, where staging pays a pack, Open
+// MPI's copies and an unpack.
 // Evidence (tests/mpi/ompi_probe.cpp: random types sent natively typed -> typed, typed -> bytes
 // and bytes -> typed, 2 and 3 ranks, messages of one element to 4.2 MB, plus MPI_Pack/Unpack,
 // every receive buffer compared byte for byte with ddt_pack/ddt_unpack, gaps included): at
@@ -165,8 +166,10 @@ constexpr int64_t kOmpiPassBytes = int64_t(4) << 20;
 // Either side's choice counts alone (double, 8 B blocks, 3 KiB: 11.1 us typed on both sides,
 // 7.6 with either side staged, 3.6 with both). So a side stages such a message itself, without
 // asking its peer: fewer bytes than the eager limit, basic elements of 4 bytes or more, and
-// pieces of 32 bytes or less on average (at 64 B the two ways are even). Messages of at least
-// 4 KiB keep the rule above; the runtime never takes these (local.cpp: runtime_min_bytes).
+// pieces of 32 bytes or less on average (at 64 B the two ways are even). These staged messages
+// are below the runtime's threshold (local.cpp: runtime_min_bytes); messages of at least 4 KiB
+// keep the rule above, and a same-node one of a small_pieces type that fits the runtime's eager
+// cells takes the runtime instead (local.cpp: native_pipeline).
 constexpr int64_t kOmpiEagerBytes = 4096;
 constexpr int64_t kOmpiSlowPiece = 32;
 bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) { return bytes < kOmpiEagerBytes && small_pieces(info); }

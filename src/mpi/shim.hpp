@@ -45,11 +45,11 @@ struct Hot {
   std::atomic<size_t> tickets{0};        // requests.cpp: receives that may hold a ticket
   std::atomic<size_t> live{0};           // requests.cpp: requests with work attached or adopted
   std::atomic<int8_t> device_mode{0};    // device.cpp's mode: 0 when no buffer can be on a device
-  std::atomic<int64_t> route_below{0};   // p2p.cpp's route: bytes below which no send of a count
-                                         // the pass rule hands over as it is takes the runtime
-                                         // (0 until the first route: no fast path before), but
-  std::atomic<int64_t> route_min{0};     // from here one of small_pieces may (local.cpp)
-  std::atomic<int64_t> contig_below{0};  // the same for Contig types' bytes (runtime_contig_min_bytes)
+  // p2p.cpp's route, for the fast paths (0 until the first route: no fast path before):
+  std::atomic<int64_t> route_below{0};   // bytes below which no send of a count the pass rule
+                                         // hands over as it is takes the runtime, except that
+  std::atomic<int64_t> route_min{0};     // from these bytes on, one of a small_pieces type may
+  std::atomic<int64_t> contig_below{0};  // bytes below which no Contig type's send takes it
   std::atomic<uint64_t> generation{1};   // types.cpp: bumped by every change of the type cache
                                          // (from 1: a zeroed PeekHit matches no generation)
 };
