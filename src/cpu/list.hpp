@@ -25,9 +25,15 @@ namespace ddt {
 template <bool Gather, int64_t W, class D>
 inline void list_range(const D* disp, int64_t n, int64_t w, uintptr_t base, int64_t extent, int64_t lo, int64_t hi,
                        char* seq) {
-  const int64_t es = n * w;
-  int64_t k = lo / es, r = lo - k * es;
-  int64_t i = r / w, off = r - i * w;
+  // The seek: two divisions (about 40 cycles on the bench host), skipped for a range from the
+  // stream's start, which is every whole call (SPECFEM3D_oc c=1 unpacks 493 blocks in ~250 ns).
+  int64_t k = 0, i = 0, off = 0;
+  if (lo != 0) {
+    const int64_t es = n * w;
+    k = lo / es;
+    const int64_t r = lo - k * es;
+    i = r / w, off = r - i * w;
+  }
   uintptr_t at = base + static_cast<uintptr_t>(k * extent);
   while (lo < hi) {
     if (off != 0 || hi - lo < w) {  // a partial block: the first or the last of the range
