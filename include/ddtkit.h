@@ -354,6 +354,12 @@ int ddt_free(void *ptr);                    /* NULL is allowed; DDT_ERR_ARG for 
  * say). The preloadable allocator libddtkit-malloc.so answers realloc and malloc_usable_size
  * with it. */
 int ddt_alloc_size(const void *ptr, int64_t *bytes);
+/* The file descriptors the heap holds open in this process, in *n: one per segment, kept so that
+ * a peer can be sent it on first use. Allocations of 1 MiB and more each get a segment of their
+ * own, smaller ones share 16 MiB segments; a program that keeps many large allocations from
+ * ddt_alloc spends its RLIMIT_NOFILE on them. libddtkit-malloc.so (and the interposer's
+ * DDTKIT_MALLOC=1) serves from the heap only while this is under a quarter of that limit. */
+int ddt_alloc_descriptors(int64_t *n);
 
 /* Mechanism of the rendezvous and design of the layout exchange, for this process's sends and
  * receives from now on (benchmarks and tests compare them; every process of a transfer should

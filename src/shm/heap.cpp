@@ -63,6 +63,10 @@ Heap& heap() {
   return *h;
 }
 
+// Segments whose descriptor is open (open_descriptors): changed under the heap's lock, read
+// without it.
+std::atomic<int64_t> open_fds{0};
+
 // Every address of every segment ever mapped lies in [span_lo, span_hi): widened, never narrowed.
 std::atomic<uintptr_t> span_lo{UINTPTR_MAX}, span_hi{0};
 bool maybe_ours(uintptr_t a) {
@@ -94,7 +98,7 @@ void privatize_after_fork() {
       // mremap moves the private copy over the shared mapping in one step (no moment unmapped).
       if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) munmap(tmp, n);
     }
-    close(s.fd);
+    if (s.fd >= 0) close(s.fd), open_fds.fetch_sub(1, std::memory_order_relaxed);
     s.fd = -1;
     s.shared = false;
     s.sent.reset();
@@ -117,6 +121,7 @@ uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
     return 0;
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  open_fds.fetch_add(1, std::memory_order_relaxed);
   host_range_add(p, static_cast<uint64_t>(size));  // (util/host_ranges.hpp)
   widen_span(base, base + static_cast<uintptr_t>(size));
   Segment& s = h.segments[base];
@@ -163,6 +168,8 @@ void arena_give(Segment& s, uintptr_t at, int64_t bytes) {
 }
 
 }  // namespace
+
+int64_t open_descriptors() { return open_fds.load(std::memory_order_relaxed); }
 
 SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer) {
   Heap& h = heap();
@@ -250,10 +257,16 @@ int ddt_free(void* ptr) {
     if (!r.peers.empty()) h.released.push_back(std::move(r)), h.any_released.store(true, std::memory_order_release);
     ddt::host_range_remove(ptr);
     munmap(ptr, static_cast<size_t>(s.size));
-    if (s.fd >= 0) close(s.fd);
+    if (s.fd >= 0) close(s.fd), open_fds.fetch_sub(1, std::memory_order_relaxed);
     h.segments.erase(it);
     return static_cast<int>(DDT_SUCCESS);
   });
+}
+
+int ddt_alloc_descriptors(int64_t* n) {
+  if (!n) return DDT_ERR_ARG;
+  *n = ddt::shm::open_descriptors();
+  return DDT_SUCCESS;
 }
 
 int ddt_alloc_size(const void* ptr, int64_t* bytes) {

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +41,37 @@ bool all(const unsigned char* p, size_t n, unsigned char v) {
   for (size_t i = 0; i < n; ++i)
     if (p[i] != v) return false;
   return true;
+}
+
+// The heap holds a descriptor per segment, and a 1 MiB allocation is a segment: under a limit of
+// 256 descriptors, 300 live 1 MiB buffers leave the program able to open a file, the heap holding
+// at most a quarter of the limit and the C library serving the rest.
+void descriptors() {
+  struct rlimit old;
+  if (getrlimit(RLIMIT_NOFILE, &old) != 0 || old.rlim_max < 256) {
+    CHECK(false, "cannot read or lower the descriptor limit (hard limit %llu)", (unsigned long long)old.rlim_max);
+    return;
+  }
+  struct rlimit low = old;
+  low.rlim_cur = 256;
+  CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit(RLIMIT_NOFILE, 256) failed");
+  void* many[300];
+  int heap_n = 0;
+  for (void*& p : many) {
+    p = malloc(1 << 20);
+    CHECK(p != nullptr, "a 1 MiB malloc failed under a limit of 256 descriptors");
+    heap_n += in_heap(p);
+  }
+  int64_t held = -1;
+  CHECK(ddt_alloc_descriptors(&held) == DDT_SUCCESS && held >= heap_n && held <= 64,
+        "the heap holds %lld descriptors for %d segments of its own (limit 256: at most 64)", (long long)held, heap_n);
+  CHECK(ddt_alloc_descriptors(nullptr) == DDT_ERR_ARG, "ddt_alloc_descriptors(NULL) did not return DDT_ERR_ARG");
+  const int fd = open("/dev/null", O_RDONLY);
+  CHECK(fd >= 0, "with 300 live 1 MiB buffers the program cannot open a file: %s", strerror(errno));
+  if (fd >= 0) close(fd);
+  CHECK(heap_n > 0 && heap_n <= 64, "%d of 300 live 1 MiB buffers came from the heap (limit 256: 1 to 64)", heap_n);
+  for (void* p : many) free(p);
+  setrlimit(RLIMIT_NOFILE, &old);
 }
 
 void contract() {
@@ -92,6 +126,7 @@ void contract() {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child failed");
   CHECK(all(s, big, 1), "the forked child's writes reached the parent's heap memory");
   free(s);
+  descriptors();
 }
 
 // Each rank sends the other every second 4 KiB block of a 2 MiB buffer from plain malloc.

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -71,8 +72,16 @@ int64_t min_bytes() {
 // MPICH 2.07-2.09 / 2.14-2.15x, Open MPI 1.72 / 1.66-1.79x; MILC_su3_zd 48-96 KiB 1.31-1.44 /
 // 1.53-1.85 (Open MPI), FFT2D 2-18 MB 1.12-1.43 / 1.52-1.74, but WRF_x 4x4 (100 KiB of 12 B
 // pieces, moved in cells either way) 2.29-2.39 / 1.30-1.98 under Open MPI and 1.87-1.98 /
-// 1.67-1.76 under MPICH, not explained yet: still off by default. Read once, at the first
-// allocation (getenv allocates nothing).
+// 1.67-1.76 under MPICH, not explained yet: still off by default. Measured again at c699896
+// under Open MPI (8 launches each way, alternated; this machine's launches run in one of two
+// modes, 2x apart in every Open MPI latency, so medians per mode, slow / fast, 4-5 launches each),
+// DDTKIT_MALLOC=0 / 1: geometric mean 1.47 / 1.54 and 1.47 / 1.49; FFT2D 2.0-3.2 / 2.5-6.4,
+// MILC_su3_zd 0.93-0.99 / 0.82-1.48 (the one-copy handshake loses to Open MPI's fast mode at
+// 24-48 KiB), NAS_MG_y,z W and A 0.95-1.00 / 0.94-1.71, NAS_LU_x N=1020 0.95-1.08 / 1.55-1.85, but
+// WRF_y 1.0-1.3 / 0.93-1.09 and WRF_x in the slow mode 1.13-1.16 / 0.97-1.01 (moved in cells
+// either way, as above). And each allocation of 1 MiB or more holds a descriptor (heap.hpp),
+// bounded only since this measurement (descriptors_to_spare). Still off by default. Read once, at
+// the first allocation (getenv allocates nothing).
 bool set(const char* name) {
   const char* e = getenv(name);
   return e && *e;
@@ -91,13 +100,31 @@ bool enabled() {
 constexpr bool enabled() { return true; }  // libddtkit-malloc.so: preloading it is the choice
 #endif
 
-// Whether bytes at this alignment come from the heap: large enough, and an alignment the heap
+// Whether the heap may take another descriptor of the program's: each segment holds one open
+// (heap.hpp), and each allocation of kDedicated bytes or more is a segment, so a program holding
+// 1,100 live 1 MiB buffers under a limit of 1,024 descriptors could open no file any more (fopen:
+// "Too many open files", found under the interposer with DDTKIT_MALLOC=1). The heap takes at most
+// a quarter of the soft limit, read at each large allocation (a program may raise it: a system
+// call, against the microseconds a fresh allocation of 64 KiB or more costs anyway); past it, the C
+// library serves, and those buffers move by the runtime's other mechanisms.
+bool descriptors_to_spare() {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return false;
+  int64_t n = 0;
+  return r.rlim_cur == RLIM_INFINITY ||
+         (ddt_alloc_descriptors(&n) == DDT_SUCCESS && n < static_cast<int64_t>(r.rlim_cur / 4));
+}
+
+// Whether bytes at this alignment belong in the heap: large enough, and an alignment the heap
 // gives (64 bytes always; a page for allocations that get a segment of their own).
-bool from_heap(size_t bytes, size_t align) {
+bool heap_sized(size_t bytes, size_t align) {
   if (in_heap || bytes < static_cast<size_t>(min_bytes()) || bytes > (size_t{1} << 46) || !enabled()) return false;
   if (align <= 64) return true;
   return bytes >= static_cast<size_t>(ddt::shm::kDedicated) && align <= static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
+
+// Whether a new allocation comes from the heap: heap-sized, while the heap has descriptors to spare.
+bool from_heap(size_t bytes, size_t align) { return heap_sized(bytes, align) && descriptors_to_spare(); }
 
 void* heap_alloc(size_t bytes) {
   in_heap = true;
@@ -182,7 +209,7 @@ void* realloc(void* p, size_t bytes) {
   }
   const int64_t have = in_heap || !enabled() ? -1 : heap_size(p);
   if (have < 0 && !from_heap(bytes, 64)) return __libc_realloc(p, bytes);
-  if (have >= 0 && bytes <= static_cast<size_t>(have) && from_heap(bytes, 64)) return p;
+  if (have >= 0 && bytes <= static_cast<size_t>(have) && heap_sized(bytes, 64)) return p;
   void* q = malloc(bytes);
   if (!q) return nullptr;  // p stays valid, as realloc promises
   const size_t old = have >= 0 ? static_cast<size_t>(have) : libc_usable(p);
