@@ -120,11 +120,17 @@ int64_t runtime_min_bytes() {
   // 82f3f6f), ratio native / interposed with a threshold of 16 KiB and of 1 KiB:
   //   MPICH 5.0.2: NAS_MG_x S (2 KiB) 0.94 / 0.68, NAS_MG_y S (4 KiB) 0.91 / 0.72, LAMMPS_atomic
   //     5.5 KiB 0.79 / 0.68, SPECFEM3D_oc 3.5 KiB 0.85 / 0.70: MPICH's eager path is cheaper
-  //     than the cells; 16 KiB.
+  //     than the cells. But it ends at 8 KiB (runtime_contig_min_bytes below), and from there a
+  //     staged message pays MPICH's single-copy handshake: threshold 16 KiB / 8 KiB (6 launches
+  //     each, alternated, at c699896, medians): LAMMPS_atomic 11.4 KiB 1.59 / 2.63, MILC_su3_zd
+  //     12 KiB 1.98 / 3.16, SPECFEM3D_oc c=4 12.6 KiB 6.62 / 10.38, osu_latency -D vect:8:4 of
+  //     size 16384 (8 KiB sent) 9.24 / 15.25; every other kernel level. And 6 KiB against 8 KiB
+  //     (3 launches each): LAMMPS_atomic 6.8 KiB 0.96-1.07 / 1.09-1.13, NAS_LU_y N=162 6.3 KiB
+  //     0.97-1.17 / 1.35-1.49, SPECFEM3D_oc c=3 7.4 KiB 0.86-0.92 / 0.96-0.97: 8 KiB.
   //   Open MPI 5.0.11: NAS_MG_y S (4 KiB) 1.00 / 1.43, LAMMPS_atomic 5.5 KiB 1.34 / 1.74,
   //     vect:8:4 4 KiB 0.98 / 1.13, but 1-2 KiB messages lose (vect:8:4 1 KiB 0.94 / 0.59,
   //     NAS_LU_y 1.3 KiB 0.90 / 0.62): from 4 KiB on.
-  static const int64_t v = env_bytes("DDTKIT_RUNTIME_MIN", per_mpi(int64_t{4} << 10, int64_t{16} << 10));
+  static const int64_t v = env_bytes("DDTKIT_RUNTIME_MIN", per_mpi(int64_t{4} << 10, int64_t{8} << 10));
   return v;
 }
 

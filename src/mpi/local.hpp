@@ -83,7 +83,7 @@ int local_scatter(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, 
                   MPI_Comm comm, bool* taken);
 
 // Messages of fewer packed bytes go the staged way (DDTKIT_RUNTIME_MIN, at least 64; by default
-// 16 KiB under MPICH and 4 KiB under Open MPI, measured: see local.cpp).
+// 8 KiB under MPICH and 4 KiB under Open MPI, measured: see local.cpp).
 int64_t runtime_min_bytes();
 // The same for messages of predefined types and of derived types whose data is one contiguous
 // piece (TypeInfo::Contig), which the MPI would otherwise move as they are
