@@ -371,6 +371,13 @@ def interposer(md, targets):
                f"({worst[1][0]} {worst[1][1]}).", ""]
         osu = sorted(((int(k[2]), v) for k, v in t.items() if k[0] == "osu_latency_vect"), key=lambda z: z[0])
         if osu:
+            # Launches of the same 2-rank job on this shared machine run in one of two modes, every
+            # message between the ranks about 2x slower in one (src/mpi/local.cpp's native_pipeline
+            # measurement), and rules measured in one mode can lose in the other: the report names
+            # this launch's floor so that runs can be compared.
+            md += [f"This launch's floor ({ver}): a 4-byte message (`vect:8:4` of size 8, one block) took "
+                   f"{osu[0][1]['native'] / 1e3:.2f} us one way natively. Launches on this machine differ by up to about "
+                   "2x in it, and with it every figure between the ranks; compare runs in the same mode.", ""]
             md += [f"OSU latency, `-D vect:8:4` on MPI_CHAR ({ver}), microseconds:", "",
                    "| size | native | interposed | speedup |", "|---|---|---|---|"]
             md += [f"| {sz} | {v['native'] / 1e3:.2f} | {v['interposed'] / 1e3:.2f} | {v['native'] / v['interposed']:.2f}x |"
