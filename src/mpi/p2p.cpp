@@ -162,7 +162,7 @@ template <SendFn F, IsendFn IF, int Mode>
     return send_delivering<F, IF>(d.buf, d.count, d.type, dest, tag, comm);
   }
   Side s;
-  if (int rc = prepare_send(s, buf, count, dt)) return raise(comm, rc);
+  if (int rc = prepare_send(s, buf, count, dt, true, &ti)) return raise(comm, rc);
   return send_delivering<F, IF>(s.buf(), s.n(), s.type(), dest, tag, comm);
 }
 
@@ -333,9 +333,10 @@ PendingRef finish_on_completion(std::shared_ptr<Side> s, MPI_Comm comm) {
 // ticket may arrive. Callers have left out MPI_PROC_NULL sources and a disabled interposer.
 
 template <class C>
-int recv_side(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status) {
+int recv_side(void* buf, C count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status* status,
+              const TypeInfo* refused = nullptr) {
   Side s;
-  if (int rc = prepare_recv(s, buf, count, dt)) return raise(comm, rc);
+  if (int rc = prepare_recv(s, buf, count, dt, refused)) return raise(comm, rc);
   Stashed e;
   if (take_stashed(comm, src, tag, &e)) {  // a probe took it from the MPI already
     MPI_Status local;
@@ -517,11 +518,13 @@ int MPI_Bsend_init(const void* buf, int count, MPI_Datatype dt, int dest, int ta
   Direct d;
   const bool as_is = as_is_again(ti, count);
   if (as_is) d = Direct{buf, count, dt};
-  if (stashed_count.load(std::memory_order_relaxed) == 0 && (as_is || direct(ti, buf, count, dt, &d))) {
+  const bool none_stashed = stashed_count.load(std::memory_order_relaxed) == 0;
+  if (none_stashed && (as_is || direct(ti, buf, count, dt, &d))) {
     note_as_is(ti, count, dt, d);
     return recv_direct(ti, d, buf, count, dt, src, tag, comm, status);
   }
-  return recv_side(buf, count, dt, src, tag, comm, status);
+  // Where direct() was asked, it refused: the Side need not ask the pass rules again.
+  return recv_side(buf, count, dt, src, tag, comm, status, none_stashed && !as_is ? &ti : nullptr);
 }
 
 [[gnu::noinline]] static int recv_full(void* buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm,

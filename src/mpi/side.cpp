@@ -44,10 +44,12 @@ namespace {
 // count elements of the type, as bytes the MPI can be given with an int count; false when the
 // call is better left to the MPI (the type is Pass, the bytes overflow an int, or the pass rule
 // hands the message over as it is; past the int check, count * size cannot overflow).
-bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
+bool convert(Side& s, const void* buf, int64_t count, MPI_Datatype dt, const TypeInfo* refused) {
   s.as_is(buf, count, dt);
-  const TypeInfo& ti = peek(dt);  // decided without a reference: most small messages stop here
-  if (stays_as_is(ti, buf, count)) return false;
+  // Decided without a reference: most small messages stop here. Past direct()'s refusal the
+  // message is not stays_as_is (direct asks that first).
+  const TypeInfo& ti = refused ? *refused : peek(dt);
+  if (!refused && stays_as_is(ti, buf, count)) return false;
   s.device = count > 0 && device_buffer(buf, count, ti.t);  // never handed to the MPI as it is
   s.info = lookup(dt);
   s.bytes = count * s.info->size;
@@ -59,8 +61,8 @@ bool straight(const Side& s) {
 }
 
 // Converts a side and points it at the user's bytes (Contig) or at fresh staging (Pack).
-int stage(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
-  if (!convert(s, buf, count, dt)) return MPI_SUCCESS;
+int stage(Side& s, const void* buf, int64_t count, MPI_Datatype dt, const TypeInfo* refused) {
+  if (!convert(s, buf, count, dt, refused)) return MPI_SUCCESS;
   if (straight(s)) {
     s.data = const_cast<char*>(static_cast<const char*>(buf)) + s.info->offset;
     return MPI_SUCCESS;
@@ -73,8 +75,8 @@ int stage(Side& s, const void* buf, int64_t count, MPI_Datatype dt) {
 
 }  // namespace
 
-int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool pack_now) {
-  int rc = stage(s, buf, count, dt);
+int prepare_send(Side& s, const void* buf, int64_t count, MPI_Datatype dt, bool pack_now, const TypeInfo* refused) {
+  int rc = stage(s, buf, count, dt, refused);
   return rc == MPI_SUCCESS && pack_now ? repack(s) : rc;
 }
 
@@ -84,7 +86,9 @@ int repack(Side& s) {
   return mpi_error(ddt_pack(s.user, s.count, s.info->t, 0, s.data, s.bytes, &packed));
 }
 
-int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt) { return stage(s, buf, count, dt); }
+int prepare_recv(Side& s, void* buf, int64_t count, MPI_Datatype dt, const TypeInfo* refused) {
+  return stage(s, buf, count, dt, refused);
+}
 
 int finish_recv(const Side& s, int64_t bytes) {
   if (!s.converted() || straight(s) || bytes <= 0) return MPI_SUCCESS;
