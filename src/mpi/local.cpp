@@ -217,11 +217,11 @@ bool native_pipeline(const TypeInfo& info, int64_t count) {
   // Tried again at c699896, and kept: giving the runtime every such type but those of 1- and
   // 2-byte elements or of one element a piece. Its value turned on this machine's launch modes
   // (every Open MPI latency 2x apart between launches; bench/results' NAS_LU_x N=12 row tells
-  // them apart): 4 launches in the slow mode, as they are / through the runtime, MILC_su3_zd
-  // 12 KiB 0.99 / 1.16, NAS_LU_y N=1020 0.96 / 1.32, NAS_MG_z W 0.94 / 1.11, SPECFEM3D_mt 0.96-0.99
-  // / 1.11-1.22; 3 launches in the fast mode, through the runtime: NAS_MG_y,z S (4 KiB) 0.53-0.65,
-  // MILC_su3_zd 12-48 KiB 0.65-0.96, NAS_LU_y N=162 and N=408 0.73-0.84, against 0.95-1.0 as they
-  // are. Only SPECFEM3D_mt gained in both modes (1.12-1.50), and WRF_x, of the same 12-byte pieces
+  // them apart): as they are (4 launches, 3 slow) / through the runtime (4 launches, all slow),
+  // medians: MILC_su3_zd 12 KiB 0.99 / 1.16, NAS_LU_y N=1020 0.96 / 1.32, NAS_MG_z W 0.94 / 1.11,
+  // SPECFEM3D_mt 0.96-0.99 / 1.11-1.22; then 3 launches in the fast mode through the runtime:
+  // NAS_MG_y,z S (4 KiB) 0.53-0.65, MILC_su3_zd 12-48 KiB 0.65-0.96, NAS_LU_y N=162 and N=408
+  // 0.73-0.84, against 0.95-1.0 as they are. Only SPECFEM3D_mt gained in both modes (1.12-1.50), and WRF_x, of the same 12-byte pieces
   // of floats, did not (0.94-1.20 against 1.12-1.19): no property of the type tells them apart.
   return !runtime_min_asked() && pass_as_is(info, count) &&
          !(small_pieces(info) && count * info.size <= ddt::shm::rt.eager_max);
