@@ -63,8 +63,9 @@ Heap& heap() {
   return *h;
 }
 
-// Segments whose descriptor is open (open_descriptors): changed under the heap's lock, read
-// without it.
+// Segments whose descriptor is open, one per segment mapped (and shared) in this process, kept
+// so that a peer can be sent it on first use: changed under the heap's lock, read without it
+// (ddt_alloc_descriptors; the preloadable allocator stops at a quarter of the program's limit).
 std::atomic<int64_t> open_fds{0};
 
 // Every address of every segment ever mapped lies in [span_lo, span_hi): widened, never narrowed.
@@ -169,8 +170,6 @@ void arena_give(Segment& s, uintptr_t at, int64_t bytes) {
 
 }  // namespace
 
-int64_t open_descriptors() { return open_fds.load(std::memory_order_relaxed); }
-
 SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer) {
   Heap& h = heap();
   std::lock_guard<std::mutex> g(h.m);
@@ -265,7 +264,7 @@ int ddt_free(void* ptr) {
 
 int ddt_alloc_descriptors(int64_t* n) {
   if (!n) return DDT_ERR_ARG;
-  *n = ddt::shm::open_descriptors();
+  *n = ddt::shm::open_fds.load(std::memory_order_relaxed);
   return DDT_SUCCESS;
 }
 

@@ -28,11 +28,6 @@ struct SegmentRef {
   bool sent = false;    // its descriptor has gone to the peer asked about
 };
 
-// The descriptors the heap holds open: one per segment mapped (and shared) in this process, kept
-// so that a peer can be sent it on first use (ddt_alloc_descriptors answers it; the preloadable
-// allocator stops at a quarter of the program's limit: preload/malloc.cpp).
-int64_t open_descriptors();
-
 // The segment holding all of [lo, hi) in this process, or id 0; sent says whether peer holds it.
 SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer);
 
