@@ -50,6 +50,7 @@ struct Heap {
   uint64_t next_id = 1;
   std::map<uintptr_t, Segment> segments;  // by base address
   std::vector<Released> released;
+  std::atomic<uint64_t> generation{0};  // heap_generation(): bumped under m
   // Whether released is non-empty, read without the lock: the runtime asks at every poll, and
   // the lock drew 5% of a 480 B ping-pong's perf samples.
   std::atomic<bool> any_released{false};
@@ -105,6 +106,7 @@ void privatize_after_fork() {
     s.sent.reset();
   }
   h.released.clear();
+  h.generation.fetch_add(1, std::memory_order_release);
 }
 
 // A new sealed segment of size bytes mapped here: its base, or 0 on failure.
@@ -128,6 +130,7 @@ uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
   Segment& s = h.segments[base];
   s.id = h.next_id++, s.fd = fd, s.size = size, s.arena = arena;
   if (arena) s.free[base] = size;
+  h.generation.fetch_add(1, std::memory_order_release);
   return base;
 }
 
@@ -185,7 +188,10 @@ void set_sent(uint64_t id, int peer) {
   std::lock_guard<std::mutex> g(h.m);
   for (auto& [base, s] : h.segments)
     if (s.id == id) s.sent.set(peer);
+  h.generation.fetch_add(1, std::memory_order_release);
 }
+
+uint64_t heap_generation() { return heap().generation.load(std::memory_order_acquire); }
 
 std::vector<Released> take_released() {
   Heap& h = heap();
@@ -258,6 +264,7 @@ int ddt_free(void* ptr) {
     munmap(ptr, static_cast<size_t>(s.size));
     if (s.fd >= 0) close(s.fd), open_fds.fetch_sub(1, std::memory_order_relaxed);
     h.segments.erase(it);
+    h.generation.fetch_add(1, std::memory_order_release);
     return static_cast<int>(DDT_SUCCESS);
   });
 }

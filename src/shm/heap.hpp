@@ -34,6 +34,13 @@ SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer);
 // Marks that segment id's descriptor has gone to peer.
 void set_sent(uint64_t id, int peer);
 
+// Changes, under the heap's lock, whenever a segment is mapped or unmapped, turns private after
+// fork, or is marked sent: every find_segment answer stays true while it does not change. A
+// caller that keeps an answer reads this before the lookup and reuses the answer only while the
+// value is the same (rendezvous.cpp's heap_segment: the lookup's lock and map walk were half of
+// a repeated send's layout exchange, the map's lines evicted by the copy between sends).
+uint64_t heap_generation();
+
 // Segments unmapped since the last call, with the peers that had been sent each.
 struct Released {
   uint64_t id;

@@ -32,7 +32,11 @@ void LayoutCache::set_capacity(int64_t n) {
   evict();
 }
 
+// The most recent entry is answered without the index: a repeated transfer asks for the same
+// layout every time, and the index's lines are cold by then (the copy between two transfers
+// evicts them).
 LayoutCache::Entry* LayoutCache::touch(int peer, const Hash& h) {
+  if (!lru_.empty() && lru_.front().key == MemoKey{peer, h}) return &lru_.front();
   auto it = index_.find(MemoKey{peer, h});
   if (it == index_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
@@ -79,9 +83,9 @@ void LayoutCache::evict() {
 }
 
 const char* LayoutCache::translation(int peer, const Hash& h, int64_t count, uint64_t addr, uint64_t seg) {
-  auto it = index_.find(MemoKey{peer, h});  // find() has just touched it
-  if (it == index_.end()) return nullptr;
-  for (auto t = it->second->seen.rbegin(); t != it->second->seen.rend(); ++t)
+  Entry* e = touch(peer, h);  // find() has just touched it: the front entry
+  if (!e) return nullptr;
+  for (auto t = e->seen.rbegin(); t != e->seen.rend(); ++t)
     if (t->count == count && t->addr == addr && t->seg == seg) return t->local;
   return nullptr;
 }
@@ -108,6 +112,7 @@ void LayoutCache::clear() {
 }
 
 bool SentSet::has(int peer, const Hash& h) {
+  if (!lru_.empty() && lru_.front() == MemoKey{peer, h}) return true;  // the last one asked (LayoutCache::touch)
   if (pinned_.count(h)) return true;
   auto it = index_.find(MemoKey{peer, h});
   if (it == index_.end()) return false;

@@ -239,12 +239,21 @@ uintptr_t heap_local(const Attachment& a, ddt_type remote, uint64_t addr, int64_
 // with peer; id 0 when there is none or the heap mechanism is not allowed (DDT_MECH_PIPE, CMA).
 // A send's segment goes in its RTS (the receiver reads through it), a receive's in its CTS (the
 // sender writes its RPUT or COOP share through it).
+// The last answer that named a segment is kept (rt.last_segment) and reused while the heap is
+// unchanged: a program that repeats a transfer sends from the same segment every time.
 SegmentRef heap_segment(ddt_type type, const void* buf, int64_t count, int peer) {
   uintptr_t lo, hi;
   if (rt.mech == DDT_MECH_PIPE || rt.mech == DDT_MECH_CMA || !rt.attacher.usable() ||
       !data_span(type, reinterpret_cast<uintptr_t>(buf), count, &lo, &hi))
     return {};
-  return find_segment(lo, hi, peer);
+  auto& last = rt.last_segment;
+  const uint64_t gen = heap_generation();  // before the lookup: a change after it is seen next time
+  if (last.seg.id && last.gen == gen && last.peer == peer && lo >= last.seg.base &&
+      hi <= last.seg.base + static_cast<uintptr_t>(last.seg.size))
+    return last.seg;
+  const SegmentRef seg = find_segment(lo, hi, peer);
+  if (seg.id) last.gen = gen, last.peer = peer, last.seg = seg;
+  return seg;
 }
 
 // Sends seg's descriptor to peer unless it has gone there already, before the cell that names

@@ -174,6 +174,13 @@ struct Runtime {
   bool defer = false;
   std::deque<Deferred> deferred;
   Attacher attacher;
+  // rendezvous.cpp's heap_segment: its last answer that named a segment, for peer, while the
+  // heap's generation is still gen (heap.hpp's heap_generation).
+  struct {
+    uint64_t gen = 0;
+    int peer = -1;
+    SegmentRef seg;
+  } last_segment;
   LayoutCache layouts;
   SentSet sent;
   // The same memo in the other direction, for RPUT and COOP: the layouts of peers' receives that
