@@ -249,6 +249,55 @@ TEST(Executors, ShuffleGatherOfTinyBlocks) {
   munmap(map, 2 * page);
 }
 
+// Strided blocks of 128 bytes and more (copy_kernels.hpp's wide_blocks_avx2: a gather loads each
+// block's two ends first, and from kWideMin prefetches two blocks ahead): widths around the
+// kernel's 128-byte steps, strides forward and backward, outputs at every alignment to 32, the
+// source's last byte just below an unmapped page; pack then unpack into a cleared copy, and the
+// bytes around the output and between the blocks left alone.
+TEST(Executors, StridedWideBlocks) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const int64_t span = 64 * page;
+  char* map = static_cast<char*>(mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(map + span, page, PROT_NONE), 0);
+  for (int64_t i = 0; i < span; ++i) map[i] = static_cast<char>(i * 131 + (i >> 9) * 7 + 3);
+  for (int64_t w : {128, 129, 160, 255, 256, 257, 383, 384, 511, 1024, 1025, 2047, 2048, 4099})
+    for (int64_t gap : {int64_t{1}, w, 3 * w})
+      for (int64_t count : {1, 2, 3, 7})
+        for (bool backward : {false, true}) {
+          const int64_t stride = (backward ? -1 : 1) * (w + gap), total = count * w;
+          ddt_type v;
+          ASSERT_EQ(ddt_type_hvector(count, w, stride, DDT_CHAR, &v), DDT_SUCCESS);
+          ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+          // The element's lowest block starts at base; the highest ends at the guard page.
+          const int64_t reach = (count - 1) * (w + gap) + w;
+          const char* src = map + span - reach + (backward ? (count - 1) * (w + gap) : 0);
+          const std::vector<char> expect = gather(src, count, w, stride);
+          for (int64_t shift : {0, 1, 8, 16, 31}) {
+            std::vector<char> o(total + 128, 0x5a);
+            char* at = o.data() + 64 - (reinterpret_cast<uintptr_t>(o.data()) & 63) + shift;
+            int64_t n = 0;
+            ASSERT_EQ(ddt_pack(src, 1, v, 0, at, total, &n), DDT_SUCCESS);
+            ASSERT_EQ(0, std::memcmp(at, expect.data(), total)) << w << " " << stride << " " << count << " " << shift;
+            EXPECT_EQ(at[-1], 0x5a);
+            EXPECT_EQ(at[total], 0x5a);
+            // Unpack into a zeroed buffer of the element's reach: the blocks come back, the gaps stay 0.
+            std::vector<char> back(reach + 64, 0);
+            char* base = back.data() + 32 + (backward ? (count - 1) * (w + gap) : 0);
+            ASSERT_EQ(ddt_unpack(at, total, base, 1, v, 0, &n), DDT_SUCCESS);
+            for (int64_t i = 0; i < count; ++i)
+              ASSERT_EQ(0, std::memcmp(base + i * stride, expect.data() + i * w, w)) << w << " " << stride << " " << i;
+            int64_t nonzero = 0;
+            for (char c : back) nonzero += c != 0;
+            int64_t want_nonzero = 0;
+            for (char c : expect) want_nonzero += c != 0;
+            EXPECT_EQ(nonzero, want_nonzero) << w << " " << stride << " " << count;
+          }
+          ddt_type_free(&v);
+        }
+  munmap(map, span + page);
+}
+
 // One page mapped at least 8 GiB away from near (tried at several distances; pages stay mapped
 // for the test program's life), or null.
 char* far_page(const void* near) {
