@@ -171,7 +171,7 @@ def section(md, targets, out):
     bw, bibw = vec.get("bw", {}), vec.get("bibw", {})
     if bw and bibw:
         # The bound beside them: the same copy on both cores at once against one core alone
-        # (runtime_bench.cpp's two_cores_ratio), what two receivers copying at once can reach.
+        # (runtime_bench.cpp's two_cores), what two receivers copying at once can reach.
         two = {b: r["two cores"]["ratio"] for b, r in vec.get("bound", {}).items() if "ratio" in r.get("two cores", {})}
         md += ["Bidirectional / unidirectional bandwidth; `two cores`: the same copy (ddt_copy) made by both ranks "
                "at once, their bytes per second over rank 0's alone (the bound of the ratio: both directions' "
