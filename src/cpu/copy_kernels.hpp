@@ -123,16 +123,16 @@ __attribute__((target("avx2"))) inline void avx2_copy(char* d, const char* s, in
   if (k < n)  // the last 32 bytes again, overlapping what is already moved (n >= 32)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + n - 32), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + n - 32)));
 }
-// n >= 128 bytes (from 256 the two ends do not overlap), for a block that starts cold: the first
-// and last 128 bytes are loaded before anything is stored, the middle moves in 128-byte steps
-// with stores aligned to 32 (as avx2_copy's), and the two ends are stored last
-// (wide_blocks_avx2 has the measurements).
 __attribute__((target("avx2"))) inline __m256i load32(const char* s) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
 }
 __attribute__((target("avx2"))) inline void store32(char* d, __m256i v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), v);
 }
+// n >= 128 bytes (from 256 the two ends do not overlap), for a block that starts cold: the first
+// and last 128 bytes are loaded before anything is stored, the middle moves in 128-byte steps
+// with stores aligned to 32 (as avx2_copy's), and the two ends are stored last
+// (wide_blocks_avx2 has the measurements).
 __attribute__((target("avx2"))) inline void avx2_copy_ends_first(char* d, const char* s, int64_t n) {
   const __m256i h0 = load32(s), h1 = load32(s + 32), h2 = load32(s + 64), h3 = load32(s + 96);
   const __m256i t0 = load32(s + n - 128), t1 = load32(s + n - 96), t2 = load32(s + n - 64), t3 = load32(s + n - 32);
@@ -150,6 +150,12 @@ __attribute__((target("avx2"))) inline void avx2_copy_ends_first(char* d, const 
 inline bool have_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
+}
+// Asks for the first and last lines of the w-byte block at p (a prefetch never faults): the
+// loops over wide strided blocks ask for the block two ahead (wide_blocks_avx2, twin.hpp).
+inline void prefetch_ends(uintptr_t p, int64_t w) {
+  _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(p + static_cast<uintptr_t>(w - 1)), _MM_HINT_T0);
 }
 #endif
 
@@ -262,10 +268,7 @@ __attribute__((target("avx2"))) inline void wide_blocks_avx2(char* seq, uintptr_
   const bool ahead = w >= kWideMin;
   const uintptr_t two = 2 * static_cast<uintptr_t>(stride);  // (mod 2^64: negative strides too)
   for (int64_t i = 0; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride)) {
-    if (ahead && i + 2 < count) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + two), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(p + two + static_cast<uintptr_t>(w - 1)), _MM_HINT_T0);
-    }
+    if (ahead && i + 2 < count) prefetch_ends(p + two, w);
     if (Gather && ahead)
       avx2_copy_ends_first(seq, reinterpret_cast<const char*>(p), w);
     else if (Gather)

@@ -47,17 +47,11 @@ struct TwinRun {
       const int64_t w = W ? W : x.size[0];
 #if defined(__x86_64__)
       if (W == 0 && w >= kWideMin) {
-        const uintptr_t two = 2 * static_cast<uintptr_t>(stride), last = static_cast<uintptr_t>(w - 1);
-        const uintptr_t to = static_cast<uintptr_t>(delta);  // (mod 2^64)
+        const uintptr_t two = 2 * static_cast<uintptr_t>(stride), to = static_cast<uintptr_t>(delta);  // (mod 2^64)
         for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) {
           if (i + 2 < count) {
-            const uintptr_t s = p + two;
-            _mm_prefetch(reinterpret_cast<const char*>(s), _MM_HINT_T0);
-            _mm_prefetch(reinterpret_cast<const char*>(s + last), _MM_HINT_T0);
-            if (!Stream) {  // (streaming stores read no destination lines)
-              _mm_prefetch(reinterpret_cast<const char*>(s + to), _MM_HINT_T0);
-              _mm_prefetch(reinterpret_cast<const char*>(s + to + last), _MM_HINT_T0);
-            }
+            prefetch_ends(p + two, w);
+            if (!Stream) prefetch_ends(p + two + to, w);  // (streaming stores read no destination lines)
           }
           move(p, w);
         }
