@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "ddtbench.hpp"
 #include "gen.hpp"
 #include "harness.hpp"
+#include "line_probe.hpp"
 #include "mpi_build.hpp"
 
 namespace {
@@ -46,6 +48,32 @@ MPI_Datatype mpi_type(ddt_type t) {
   return m;
 }
 MPI_Datatype mpi_type(const Kernel& k) { return mpi_type(k.type); }
+
+// line_probe.hpp's transport: the two ranks of MPI_COMM_WORLD.
+struct World {
+  int me = 0, np = 1;
+  void barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+  int64_t bcast0(int64_t v) {
+    long long x = v;
+    MPI_Bcast(&x, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    return x;
+  }
+  [[noreturn]] void fail(const char* what) {
+    std::fprintf(stderr, "ddtbench_mpi: rank %d: %s\n", me, what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::exit(1);
+  }
+};
+
+// The cache-line distance between the ranks (line_probe.hpp), recorded as suite line_probe with
+// the point of the run it was taken at: the report reads this launch's figures against it.
+void probe_line(Results& res, const char* when) {
+  World w{me, np};
+  const double ns = rtbench::line_transfer_ns(w);
+  if (me != 0) return;
+  res.add("line_probe", "ranks 0 and 1", when, "one way", 64, {{"line", ns}});
+  std::printf("[line probe] %s: a cache line between ranks 0 and 1 took %.0f ns one way\n", when, ns);
+}
 
 void* buf_of(const Kernel& k) { return k.buf ? const_cast<void*>(k.buf) : MPI_BOTTOM; }
 
@@ -487,6 +515,7 @@ int main(int argc, char** argv) {
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (me == 0) std::printf("== DDTBench ping-pong and OSU vector latency, %s, native (PMPI) vs interposed (MPI) -> %s\n", v.c_str(), path.c_str());
+    probe_line(res, "start");
     if (!only.empty() || osu_only || predefined_only || eager_only) {  // focused runs, for tuning: nothing else is timed
       std::vector<std::unique_ptr<Kernel>> few;
       for (auto& k : ks)
@@ -514,6 +543,7 @@ int main(int argc, char** argv) {
       predefined(res, full ? 201 : 61);
       predefined_collectives(res, full ? 31 : 15, false);
     }
+    probe_line(res, "end");
   }
   MPI_Finalize();
   return rc ? 1 : 0;

@@ -380,9 +380,14 @@ def interposer(md, targets):
             # message between the ranks about 2x slower in one (src/mpi/local.cpp's native_pipeline
             # measurement), and rules measured in one mode can lose in the other: the report names
             # this launch's floor so that runs can be compared.
+            probe = [t.get(("line_probe", "ranks 0 and 1", w, "one way"), {}).get("line") for w in ("start", "end")]
+            dist = (f" A cache line written by one rank and read by the other took {probe[0]:.0f} ns one way at the "
+                    f"start of this run and {probe[1]:.0f} ns at its end (bench/line_probe.hpp): about 30 ns where the "
+                    "host has put this machine's two vCPUs on cores that share caches, about 160 ns where they sit on "
+                    "different dies, which is what the modes are." if all(probe) else "")
             md += [f"This launch's floor ({ver}): a 4-byte message (`vect:8:4` of size 8, one block) took "
                    f"{osu[0][1]['native'] / 1e3:.2f} us one way natively. Launches on this machine differ by up to about "
-                   "2x in it, and with it every figure between the ranks; compare runs in the same mode.", ""]
+                   "2x in it, and with it every figure between the ranks; compare runs in the same mode." + dist, ""]
             md += [f"OSU latency, `-D vect:8:4` on MPI_CHAR ({ver}), microseconds:", "",
                    "| size | native | interposed | speedup |", "|---|---|---|---|"]
             md += [f"| {sz} | {v['native'] / 1e3:.2f} | {v['interposed'] / 1e3:.2f} | {v['native'] / v['interposed']:.2f}x |"

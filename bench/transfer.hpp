@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "line_probe.hpp"
 
 namespace rtbench {
 
@@ -181,20 +182,25 @@ class Usage {
   int64_t self0_ = 0;
 };
 
-// Runs part (collective) between two readings of Usage and records the share other processes took.
+// Runs part (collective) between two readings of Usage and records the share other processes took,
+// and the cache-line distance between ranks 0 and 1 just before and just after it (line_probe.hpp).
 template <class T>
 void with_usage(T& t, Jsonl* out, const std::string& part, const std::function<void()>& body) {
+  const double line0 = line_transfer_ns(t);  // line_probe.hpp: how far apart the ranks' cores are
   Usage u;
   u.start(t);
   const double t0 = now_ns();
   body();
-  const double share = u.foreign_share(t);
+  const double share = u.foreign_share(t), wall = now_ns() - t0;
+  const double line1 = line_transfer_ns(t);
   if (t.me == 0 && out) {
-    char extra[64];
-    std::snprintf(extra, sizeof extra, "\"foreign_share\": %.4f, \"np\": %d", share, t.np);
-    out->add("rt_meta", part, "P=" + std::to_string(t.np), "usage", "other processes", 0, now_ns() - t0, extra);
-    std::printf("[%s] %.1f s; other processes took %.1f%% of the machine meanwhile%s\n", part.c_str(), (now_ns() - t0) / 1e9,
-                100 * share, share > 0.1 ? " (figures disturbed)" : "");
+    char extra[128];
+    std::snprintf(extra, sizeof extra, "\"foreign_share\": %.4f, \"np\": %d, \"line_ns\": [%.1f, %.1f]", share, t.np, line0,
+                  line1);
+    out->add("rt_meta", part, "P=" + std::to_string(t.np), "usage", "other processes", 0, wall, extra);
+    std::printf("[%s] %.1f s; other processes took %.1f%% of the machine meanwhile%s; a cache line between ranks 0 and 1: "
+                "%.0f ns before, %.0f ns after\n",
+                part.c_str(), wall / 1e9, 100 * share, share > 0.1 ? " (figures disturbed)" : "", line0, line1);
     std::fflush(stdout);
   }
 }
