@@ -78,6 +78,19 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // the pieces are a few cache lines. Messages of 256 KiB and more (FFT2D's 256 KiB-9 MiB
 // transposes of 16 B pieces: heap 22 / pipe 35 us at N=256, 91 / 153 at N=512) are not in the
 // sender's cache (a quarter of this machine's 1 MiB L2 per core), and the heap's one pass wins.
+//
+// What decides it is the distance between the two cores, and this machine's changes while a job
+// runs: the host moves its two vCPUs (bench/line_probe.hpp). ddt_runtime_bench --kernels, round
+// trips heap / pipe at 6df77de, with the probe's one-way line time around each run:
+//   NAS_MG_x A (8 B pieces)     at 42-48 ns: 68.4 / 106.4, 75.9 / 93.5, 68.7 / 91.5, 87.5 / 103.6
+//                               at 163-174 ns: 243.2 / 147.5, 276.6 / 175.1
+//   WRF_y_vec 8x8               at 38-48 ns: 17.5-18.2 / 23.7-25.3 (five runs)
+// Near, the heap's one pass wins by 1.2-1.5x even on 8 B pieces; far, every short piece costs a
+// line crossing between dies, on the receiver's core alone, and the pipe wins by 1.6x. A rule
+// that took the heap for short pieces would lose 1.6x far to gain 1.3x near, so it stays the
+// pipe. To have both, select() needs the distance now, per peer, kept fresh as the host moves
+// the cores (e.g. the least delivery latency of the peer's recent rts cells, stamped by the
+// sender): not built.
 constexpr int64_t kHeapMinPiece = 128;
 constexpr int64_t kSenderCached = int64_t{256} << 10;
 
