@@ -29,8 +29,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "cpu/arguments.hpp"
 #include "cpu/copy.hpp"
@@ -71,27 +73,34 @@ namespace {
 // 8.06 / 9.91 us, 24,576 B 9.70 / 9.87; 40,800 B 12.75 / 11.84, 65,536 B 15.95 / 15.69,
 // 131,072 B 24.56 / 22.47).
 constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
-// heap vs pipelined cells, by the sender's average piece (DDTBench ping-pong through the runtime,
-// two ranks, quiet machine, round trip heap / pipe at fada53c: NAS_MG_x W (8 B blocks) 26.0 /
-// 12.9 us, SPECFEM3D_mt c=1 29.3 / 12.4, WRF_x_vec 4x4 48.9 / 27.1, LAMMPS_full 43.0 / 28.7,
-// but the 2 MiB vector of 128 B blocks 72 / 82 and FFT2D N=512 90.6 / 152.8): the heap pays once
-// the pieces are a few cache lines. Messages of 256 KiB and more (FFT2D's 256 KiB-9 MiB
-// transposes of 16 B pieces: heap 22 / pipe 35 us at N=256, 91 / 153 at N=512) are not in the
-// sender's cache (a quarter of this machine's 1 MiB L2 per core), and the heap's one pass wins.
+// heap vs pipelined cells. The heap copy reads the sender's lines from the sender's core, each on
+// the receiver's core alone; the pipelined cells let the sender gather its own cache-hot blocks
+// and move full lines, both cores working. So what the heap pays for is every cache line of the
+// sender's layout it touches, and what it gets is the bytes in them: the rule is the bytes per
+// touched line (sender_lines below), not the average piece. Round trips heap / pipe through
+// ddt_runtime_bench --kernels at 6df77de, medians of five runs, all with the ranks' cores on
+// different dies (bench/line_probe.hpp: 156-179 ns a line), with each kernel's exact bytes per
+// touched line (every piece's lines, counted from ddt_iov):
+//   heap wins:  NAS_LU_y N=1020 (40 B pieces, 26.7 B/line)  35.8 / 73.8 us; N=408 35.0 / 37.0
+//               WRF_y_vec and _sa 2x2-8x8 (44-92 B pieces, 37-46 B/line)  0.66-0.83 of the pipe
+//               LAMMPS_full (10.7 B pieces, dense: 55 B/line)  129.8 / 183.7, 107.5 / 143.9, 84.0 / 106.3
+//   even:       SPECFEM3D_mt (12 B pieces, 32 B/line)  0.92-1.10
+//   pipe wins:  WRF_x (12 B pieces, 10.7-12 B/line)  1.95-3.24x; NAS_MG_x W, A (8 B/line)  1.43, 1.48x;
+//               SPECFEM3D_cm c=1 (12.6 B/line) 1.28x
+// The average-piece rule (128 B) had sent WRF_y, LAMMPS_full and NAS_LU_y through the pipe. The
+// kernels of under 16 KiB (LAMMPS_atomic, SPECFEM3D_oc, NAS_LU_y to N=162) ran even both ways.
+// Messages of 256 KiB and more (FFT2D's 256 KiB-9 MiB transposes of 16 B pieces: heap 22 / pipe
+// 35 us at N=256, 91 / 153 at N=512, fada53c) are not in the sender's cache (a quarter of this
+// machine's 1 MiB L2 per core), and the heap's one pass wins whatever the density.
 //
-// What decides it is the distance between the two cores, and this machine's changes while a job
-// runs: the host moves its two vCPUs (bench/line_probe.hpp). ddt_runtime_bench --kernels, round
-// trips heap / pipe at 6df77de, with the probe's one-way line time around each run:
-//   NAS_MG_x A (8 B pieces)     at 42-48 ns: 68.4 / 106.4, 75.9 / 93.5, 68.7 / 91.5, 87.5 / 103.6
-//                               at 163-174 ns: 243.2 / 147.5, 276.6 / 175.1
-//   WRF_y_vec 8x8               at 38-48 ns: 17.5-18.2 / 23.7-25.3 (five runs)
-// Near, the heap's one pass wins by 1.2-1.5x even on 8 B pieces; far, every short piece costs a
-// line crossing between dies, on the receiver's core alone, and the pipe wins by 1.6x. A rule
-// that took the heap for short pieces would lose 1.6x far to gain 1.3x near, so it stays the
-// pipe. To have both, select() needs the distance now, per peer, kept fresh as the host moves
-// the cores (e.g. the least delivery latency of the peer's recent rts cells, stamped by the
-// sender): not built.
-constexpr int64_t kHeapMinPiece = 128;
+// The distance between the cores moves the line further: with the vCPUs sharing caches (42-48 ns
+// a line) the heap won even NAS_MG_x A (68.4 / 106.4, 75.9 / 93.5, 68.7 / 91.5, 87.5 / 103.6),
+// and far (163-174 ns) it lost it (243.2 / 147.5, 276.6 / 175.1); WRF_y_vec 8x8 near 17.5-18.2 /
+// 23.7-25.3. The threshold is placed for the far case, where a wrong heap costs most (up to 3x);
+// near, the sparse kernels keep the pipe and give up 1.2-1.5x. Taking both would need the distance
+// now, per peer, kept fresh as the host moves the cores (e.g. the least delivery latency of the
+// peer's recent rts cells, stamped by the sender): not built.
+constexpr int64_t kHeapMinLineBytes = 20;
 constexpr int64_t kSenderCached = int64_t{256} << 10;
 
 // Contiguous pieces of count elements of t: blocks per element times count, or one when the
@@ -109,10 +118,73 @@ int64_t pieces_of(ddt_type t, int64_t count) {
   return __builtin_mul_overflow(b, count, &p) ? INT64_MAX : p;
 }
 
-// The contiguous pieces of a transfer's two sides (pieces_of), found once per message: the
-// mechanism's cost model and the protocol's choice both read them.
+// The cache lines that count elements of t at addr touch, for the heap/pipe rule above.
+//
+// Counted, where the layout is keyed (memoized: the count is paid once per layout, count and
+// alignment) and has at most kCountPieces pieces: every piece's lines from ddt_iov, sorted, the
+// distinct ones kept (pieces of an index list come in any order, and neighbours share lines).
+// Else estimated from the span: each piece its own lines (a piece of a bytes meets a / 64 + 1 on
+// average) where the pieces lie apart, at most every line of the span where they lie closer. The
+// estimate misses where the span has holes: LAMMPS_full 3534,3062 (a struct over arrays that lie
+// apart) estimates 21,600 lines where it touches 3,534, which put it on the wrong side.
+constexpr int64_t kCountPieces = int64_t{1} << 15;
+
+int64_t estimated_lines(ddt_type t, int64_t count, int64_t pieces, int64_t n) {
+  int64_t lb = 0, ext = 0, tlb = 0, text = 0;
+  if (pieces <= 0 || count <= 0 || ddt_type_extent(t, &lb, &ext) != DDT_SUCCESS ||
+      ddt_type_true_extent(t, &tlb, &text) != DDT_SUCCESS)
+    return std::max<int64_t>(1, n);  // unknown: as sparse as can be (the pipe)
+  const double span = static_cast<double>(text) + static_cast<double>(count - 1) * std::abs(static_cast<double>(ext));
+  const double piece = static_cast<double>(n) / static_cast<double>(pieces);
+  const double apart = static_cast<double>(pieces) * (piece / 64 + 1), close = span / 64 + 1;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::min({apart, close, 9e18})));
+}
+
+// -1 where ddt_iov refuses the address (a peer's near-NULL base with relative displacements).
+int64_t counted_lines(ddt_type t, int64_t count, uintptr_t addr) {
+  std::vector<uint64_t> lines;
+  struct iovec v[256];
+  for (int64_t off = 0;;) {
+    int64_t nv = 0, bytes = 0;
+    if (ddt_iov(reinterpret_cast<const void*>(addr), count, t, off, v, 256, &nv, &bytes) != DDT_SUCCESS) return -1;
+    if (nv == 0 || bytes == 0) break;
+    for (int64_t i = 0; i < nv; ++i) {
+      if (v[i].iov_len == 0) continue;
+      const uint64_t first = reinterpret_cast<uintptr_t>(v[i].iov_base) / 64;
+      const uint64_t last = (reinterpret_cast<uintptr_t>(v[i].iov_base) + v[i].iov_len - 1) / 64;
+      for (uint64_t l = first; l <= last; ++l) lines.push_back(l);
+    }
+    off += bytes;
+  }
+  std::sort(lines.begin(), lines.end());
+  return std::max<int64_t>(1, std::unique(lines.begin(), lines.end()) - lines.begin());
+}
+
+int64_t sender_lines(ddt_type t, int64_t count, int64_t pieces, int64_t n, const Hash* key, uintptr_t addr) {
+  if (!key || pieces > kCountPieces) return estimated_lines(t, count, pieces, n);
+  struct Memo {
+    Hash key;
+    int64_t count = -1;
+    unsigned align = 0;
+    int64_t lines = 0;
+  };
+  thread_local Memo memo[8];
+  thread_local unsigned next = 0;
+  const unsigned align = static_cast<unsigned>(addr % 64);  // the count moves with the address's line offset only
+  for (const Memo& m : memo)
+    if (m.count == count && m.align == align && m.key == *key) return m.lines;
+  int64_t lines = counted_lines(t, count, addr);
+  if (lines < 0) lines = estimated_lines(t, count, pieces, n);
+  memo[next++ % 8] = Memo{*key, count, align, lines};
+  return lines;
+}
+
+// The contiguous pieces of a transfer's two sides (pieces_of) and the lines the sender's touch
+// (sender_lines), found once per message: the mechanism's cost model and the protocol's choice
+// both read them.
 struct Pieces {
   int64_t sender, receiver;
+  int64_t lines = 0;  // the sender's
   int64_t finer() const { return std::max(sender, receiver); }
 };
 
@@ -123,11 +195,9 @@ Mech select(const Attachment* seg, const Pieces* p, int64_t n) {
   if (rt.mech == DDT_MECH_PIPE) return Mech::kPipe;
   if (seg && rt.mech == DDT_MECH_HEAP) return Mech::kHeap;
   if (seg && rt.mech == DDT_MECH_AUTO) {
-    // The heap copy reads the sender's blocks from the sender's core: each short block costs a
-    // whole cache line fetched across cores, on one core, while the pipelined cells let the
-    // sender gather its own cache-hot blocks and move full lines (both cores working).
-    // Beyond the sender's cache the pipe loses that advantage and moves the bytes twice.
-    if (!p || n >= kSenderCached || n / std::max<int64_t>(1, p->sender) >= kHeapMinPiece) return Mech::kHeap;
+    // The heap pays by the bytes in each sender line it touches (kHeapMinLineBytes above); beyond
+    // the sender's cache the pipe loses its advantage and moves the bytes twice.
+    if (!p || n >= kSenderCached || n / std::max<int64_t>(1, p->lines) >= kHeapMinLineBytes) return Mech::kHeap;
     return Mech::kPipe;
   }
   if (!rt.cma) return Mech::kPipe;
@@ -898,7 +968,9 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
               : (r->send_flags & kReady) ? DDT_SEND_READY : DDT_SEND_STANDARD;
   a.recv_blocking = r->blocking;
   a.n = n;
-  const Pieces pieces{pieces_of(remote, r->rcount), pieces_of(r->type, r->count)};
+  Pieces pieces{pieces_of(remote, r->rcount), pieces_of(r->type, r->count)};
+  if (seg && rt.mech == DDT_MECH_AUTO && n < kSenderCached)  // the only case select() reads them
+    pieces.lines = sender_lines(remote, r->rcount, pieces.sender, r->msg, keyed ? &key : nullptr, r->raddr);
   a.avg_piece = n / std::max<int64_t>(1, pieces.finer());
   a.load_self = rt.job->load[rt.rank].bytes.load(std::memory_order_relaxed);
   a.load_peer = rt.job->load[source].bytes.load(std::memory_order_relaxed);
