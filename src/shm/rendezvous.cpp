@@ -89,6 +89,12 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 //               SPECFEM3D_cm c=1 (12.6 B/line) 1.28x
 // The average-piece rule (128 B) had sent WRF_y, LAMMPS_full and NAS_LU_y through the pipe. The
 // kernels of under 16 KiB (LAMMPS_atomic, SPECFEM3D_oc, NAS_LU_y to N=162) ran even both ways.
+// The lines are not all of it: SPECFEM3D_mt's 12 B pieces at 32 B a line lost 0.78-0.87 through
+// the heap in 50e65a1's runs against d8c37bc's pipe (both distances; its type-to-type copy pays
+// per piece on one core what the pipe's gather and scatter split between two), while NAS_LU_y's
+// 40 B pieces at 26.7 B a line gained 1.63-1.67 and LAMMPS_full's 10.7 B pieces at 55 B a line
+// 1.11-1.46. So a layout takes the heap with lines at least a third full (kHeapMinLineBytes) and
+// pieces of kHeapMinPieceBytes, or with lines at least three quarters full whatever its pieces.
 // Messages of 256 KiB and more (FFT2D's 256 KiB-9 MiB transposes of 16 B pieces: heap 22 / pipe
 // 35 us at N=256, 91 / 153 at N=512, fada53c) are not in the sender's cache (a quarter of this
 // machine's 1 MiB L2 per core), and the heap's one pass wins whatever the density.
@@ -100,7 +106,7 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // near, the sparse kernels keep the pipe and give up 1.2-1.5x. Taking both would need the distance
 // now, per peer, kept fresh as the host moves the cores (e.g. the least delivery latency of the
 // peer's recent rts cells, stamped by the sender): not built.
-constexpr int64_t kHeapMinLineBytes = 20;
+constexpr int64_t kHeapMinLineBytes = 20, kHeapMinPieceBytes = 32, kHeapDenseLineBytes = 48;
 constexpr int64_t kSenderCached = int64_t{256} << 10;
 
 // Contiguous pieces of count elements of t: blocks per element times count, or one when the
@@ -195,9 +201,12 @@ Mech select(const Attachment* seg, const Pieces* p, int64_t n) {
   if (rt.mech == DDT_MECH_PIPE) return Mech::kPipe;
   if (seg && rt.mech == DDT_MECH_HEAP) return Mech::kHeap;
   if (seg && rt.mech == DDT_MECH_AUTO) {
-    // The heap pays by the bytes in each sender line it touches (kHeapMinLineBytes above); beyond
-    // the sender's cache the pipe loses its advantage and moves the bytes twice.
-    if (!p || n >= kSenderCached || n / std::max<int64_t>(1, p->lines) >= kHeapMinLineBytes) return Mech::kHeap;
+    // The heap pays by the bytes in each sender line it touches and by its pieces (kHeapMinLineBytes
+    // above); beyond the sender's cache the pipe loses its advantage and moves the bytes twice.
+    if (!p || n >= kSenderCached) return Mech::kHeap;
+    const int64_t per_line = n / std::max<int64_t>(1, p->lines), per_piece = n / std::max<int64_t>(1, p->sender);
+    if (per_line >= kHeapDenseLineBytes || (per_line >= kHeapMinLineBytes && per_piece >= kHeapMinPieceBytes))
+      return Mech::kHeap;
     return Mech::kPipe;
   }
   if (!rt.cma) return Mech::kPipe;

@@ -242,26 +242,28 @@ void run(int node_rank, int node_size) {
     CHECK_RC(ddt_free(r), DDT_SUCCESS);
   }
 
-  // The heap/pipe cost model (rendezvous.cpp's kHeapMinLineBytes): from the mapped heap, 4-byte
-  // pieces go through the heap where they fill the cache lines they touch and through the cells
-  // where each has a line of its own. `apart` is as dense as `dense`, in two runs 4 MiB apart: its
-  // lines must be counted (32 B of payload each), since an estimate from its span (as if every
-  // piece had a line of its own) sends it through the cells; LAMMPS_full's struct over arrays
-  // that lie apart is that case. With the count off (kCountPieces 0) round 13 fails here.
+  // The heap/pipe cost model (rendezvous.cpp's kHeapMinLineBytes): from the mapped heap, pieces
+  // go through the heap where they fill the cache lines they touch and through the cells where
+  // each has a line of its own, or where short pieces fill only part of their lines. `apart` is
+  // as dense as `dense`, in two runs 4 MiB apart: its lines must be counted (56 B of payload
+  // each), since an estimate from its span (as if every piece had lines of its own: 19.5 B) sends
+  // it through the cells; LAMMPS_full's struct over arrays that lie apart is that case. With the
+  // count off (kCountPieces 0) the `apart` round fails here.
   {
-    const int64_t n = 8192, gap = int64_t{4} << 20;  // 32 KiB packed: a rendezvous
+    const int64_t n = 2048, gap = int64_t{4} << 20;  // 28-56 KiB packed: rendezvous
     std::vector<int64_t> disp(n);
-    for (int64_t i = 0; i < n; ++i) disp[i] = i < n / 2 ? 8 * i : gap + 8 * (i - n / 2);  // pieces apart: no merging
-    ddt_type dense = DDT_TYPE_NULL, sparse = DDT_TYPE_NULL, apart = DDT_TYPE_NULL;
-    CHECK_RC(ddt_type_vector(n, 1, 2, DDT_INT, &dense), DDT_SUCCESS);    // 32 B of payload a line
-    CHECK_RC(ddt_type_vector(n, 1, 32, DDT_INT, &sparse), DDT_SUCCESS);  // 4 B a line
-    CHECK_RC(ddt_type_hindexed_block(n, 1, disp.data(), DDT_INT, &apart), DDT_SUCCESS);
-    const int64_t span = gap + 4 * n;
+    for (int64_t i = 0; i < n; ++i) disp[i] = i < n / 2 ? 32 * i : gap + 32 * (i - n / 2);
+    ddt_type dense = DDT_TYPE_NULL, sparse = DDT_TYPE_NULL, partly = DDT_TYPE_NULL, apart = DDT_TYPE_NULL;
+    CHECK_RC(ddt_type_vector(n, 7, 8, DDT_INT, &dense), DDT_SUCCESS);    // 28 B pieces, 56 B a line
+    CHECK_RC(ddt_type_vector(4 * n, 1, 32, DDT_INT, &sparse), DDT_SUCCESS);  // 4 B a line
+    CHECK_RC(ddt_type_vector(4 * n, 3, 6, DDT_INT, &partly), DDT_SUCCESS);   // 12 B pieces, 32 B a line
+    CHECK_RC(ddt_type_hindexed_block(n, 7, disp.data(), DDT_INT, &apart), DDT_SUCCESS);
+    const int64_t span = gap + 32 * n;
     void *s = nullptr, *r = nullptr;
     CHECK_RC(ddt_alloc(span, &s), DDT_SUCCESS);
     CHECK_RC(ddt_alloc(span, &r), DDT_SUCCESS);
     int round = 11;
-    for (auto [t, heap] : {std::pair{dense, true}, {sparse, false}, {apart, true}}) {
+    for (auto [t, heap] : {std::pair{dense, true}, {sparse, false}, {partly, false}, {apart, true}}) {
       CHECK_RC(ddt_type_commit(t), DDT_SUCCESS);
       CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
       ring(round, rank, size, s, 1, t, r, 1, t, span);
@@ -277,7 +279,7 @@ void run(int node_rank, int node_size) {
     }
     CHECK_RC(ddt_free(s), DDT_SUCCESS);
     CHECK_RC(ddt_free(r), DDT_SUCCESS);
-    for (ddt_type* t : {&dense, &sparse, &apart}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
+    for (ddt_type* t : {&dense, &sparse, &partly, &apart}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
   }
 
   // A wildcard gather at rank 0: one message from every other rank, each source exactly once.
