@@ -167,7 +167,9 @@ int64_t counted_lines(ddt_type t, int64_t count, uintptr_t addr) {
 }
 
 int64_t sender_lines(ddt_type t, int64_t count, int64_t pieces, int64_t n, const Hash* key, uintptr_t addr) {
-  if (!key || pieces > kCountPieces) return estimated_lines(t, count, pieces, n);
+  // (n is the whole message's bytes, which a truncating receive may not read: counting stays
+  // bounded by kCountPieces pieces and kSenderCached bytes, whatever the peer's layout.)
+  if (!key || pieces > kCountPieces || n >= kSenderCached) return estimated_lines(t, count, pieces, n);
   struct Memo {
     Hash key;
     int64_t count = -1;
