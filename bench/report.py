@@ -384,7 +384,8 @@ def interposer(md, targets):
             dist = (f" A cache line written by one rank and read by the other took {probe[0]:.0f} ns one way at the "
                     f"start of this run and {probe[1]:.0f} ns at its end (bench/line_probe.hpp): about 30 ns where the "
                     "host has put this machine's two vCPUs on cores that share caches, about 160 ns where they sit on "
-                    "different dies, which is what the modes are." if all(probe) else "")
+                    "different dies, and the figures between the ranks move with it (not the only cause: this run's "
+                    "floor is read beside it)." if all(probe) else "")
             md += [f"This launch's floor ({ver}): a 4-byte message (`vect:8:4` of size 8, one block) took "
                    f"{osu[0][1]['native'] / 1e3:.2f} us one way natively. Launches on this machine differ by up to about "
                    "2x in it, and with it every figure between the ranks; compare runs in the same mode." + dist, ""]
