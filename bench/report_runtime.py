@@ -188,8 +188,8 @@ def section(md, targets, out):
         md.append("")
     bw, bibw = vec.get("bw", {}), vec.get("bibw", {})
     if bw and bibw:
-        # The bound beside them: the same copy on both cores at once against one core alone
-        # (runtime_bench.cpp's two_cores), what two receivers copying at once can reach.
+        # Beside them, a reference (not a ceiling): the same local copy on both cores at once
+        # against one core alone (runtime_bench.cpp's two_cores).
         two = {b: r["two cores"]["ratio"] for b, r in vec.get("bound", {}).items() if "ratio" in r.get("two cores", {})}
         md += ["Bidirectional / unidirectional bandwidth; `two cores`: the same copy (ddt_copy) made by both ranks "
                "at once, their bytes per second over rank 0's alone (both directions' receivers copy at the same "

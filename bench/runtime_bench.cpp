@@ -129,9 +129,11 @@ void cost_split(Rt& t, Jsonl* out, const Options& o) {
 // memcpy of the 2 MiB payload. Timed on rank 0 while rank 1 waits, beside the sweep, so that a
 // latency target below these is seen to be bounded by the core, not by the runtime.
 //
-// The bidirectional sweep's bound is the same copy made on both cores at once: both directions'
-// receivers copy at the same time, so the bidirectional bandwidth cannot exceed what two cores
-// copying at once move (issue 10's 1.8x assumes twice one core's). Measured sample by sample:
+// Beside the bidirectional sweep, the same copy made on both cores at once: both directions'
+// receivers copy at the same time (issue 10's 1.8x assumes twice one core's). It is a reference,
+// not a ceiling: 90b6163's run moved 27.7 GB/s bidirectionally through RGET at 128 B blocks, 1.32x
+// the 21.0 GB/s of this local copy on both cores (the transfer's copy is not ddt_copy's vector
+// into the same layout at the same addresses). Measured sample by sample:
 // rank 0 copies alone, then both ranks copy together, started by a barrier ("two cores" in the
 // results: gbs, the bytes of both ranks over the slower one's time; one_gbs, rank 0's alone;
 // ratio, their quotient; medians over the samples).
