@@ -340,7 +340,10 @@ int ddt_comm_barrier(void); /* returns once every process of the job has entered
 /* ---- the mapped shared heap and the mechanisms ----------------------------------------------
  * Memory from ddt_alloc lives in shared segments (memfd, sealed against shrinking) that the other
  * processes of the job map read-only on first use, the descriptor passed over a Unix socket
- * (SCM_RIGHTS: no ptrace rights needed). A rendezvous whose send buffer lies in this heap is
+ * (SCM_RIGHTS: no ptrace rights needed). All allocations share one window segment of 64 GiB of
+ * address space whose pages exist only once touched, so a layout over several arrays from
+ * ddt_alloc is read through one mapping; allocations of 1 MiB and more are page-aligned and
+ * zero-filled, and their pages go back to the system on ddt_free. A rendezvous whose send buffer lies in this heap is
  * copied by the receiver with plain loads from the mapping, straight from the sender's layout
  * into its own: one copy, no system call per piece. Where a protocol gives the sender a share
  * (RPUT, COOP) and the receive lies in the receiver's heap, the sender writes it through a
@@ -355,10 +358,10 @@ int ddt_free(void *ptr);                    /* NULL is allowed; DDT_ERR_ARG for 
  * with it. */
 int ddt_alloc_size(const void *ptr, int64_t *bytes);
 /* The file descriptors the heap holds open in this process, in *n: one per segment, kept so that
- * a peer can be sent it on first use. Allocations of 1 MiB and more each get a segment of their
- * own, smaller ones share 16 MiB segments; a program that keeps many large allocations from
- * ddt_alloc spends its RLIMIT_NOFILE on them. libddtkit-malloc.so (and the interposer's
- * DDTKIT_MALLOC=1) serves from the heap only while this is under a quarter of that limit. */
+ * a peer can be sent it on first use. Usually one: the window. An allocation the window cannot
+ * hold gets a segment of its own (1 MiB and more) or a new window, so a program could spend its
+ * RLIMIT_NOFILE on them; libddtkit-malloc.so (and the interposer's DDTKIT_MALLOC=1) serves from
+ * the heap only while this is under a quarter of that limit. */
 int ddt_alloc_descriptors(int64_t *n);
 
 /* Mechanism of the rendezvous and design of the layout exchange, for this process's sends and

@@ -1,7 +1,8 @@
-// The mapped shared heap (heap.hpp): segments, the arena allocator, ddt_alloc and ddt_free.
+// The mapped shared heap (heap.hpp): segments, the window allocator, ddt_alloc and ddt_free.
 //
-// Arena allocation is first-fit over a free list ordered by address, with neighbours coalesced on
-// free; blocks are multiples of 64 bytes, so every allocation is 64-byte aligned. The heap is
+// A window's allocation is first-fit over a free list ordered by address, with neighbours
+// coalesced on free; blocks are multiples of 64 bytes, so every allocation is 64-byte aligned, and
+// those of kDedicated bytes or more are whole pages. The heap is
 // guarded by one mutex: ddt_alloc and ddt_free may be called from any thread, unlike ddt_comm_*.
 //
 // Two additions serve the preloadable allocator (src/shm/preload/malloc.cpp), which sends every
@@ -38,9 +39,9 @@ struct Segment {
   uint64_t id;
   int fd;
   int64_t size;
-  bool arena;
-  std::map<uintptr_t, int64_t> free;   // arena: free blocks, address -> bytes
-  std::map<uintptr_t, int64_t> used;   // arena: allocations, address -> bytes
+  bool window;                         // else a segment of its own: one allocation at its base
+  std::map<uintptr_t, int64_t> free;   // window: free blocks, address -> bytes
+  std::map<uintptr_t, int64_t> used;   // window: allocations, address -> bytes
   std::bitset<kMaxRanks> sent;         // peers that hold this segment's descriptor
   bool shared = true;                  // false: inherited over fork, now private to this process
 };
@@ -87,18 +88,56 @@ void widen_span(uintptr_t lo, uintptr_t hi) {
 // segment's bytes move to a private anonymous mapping at the same address, so that the child's
 // writes no longer reach its parent; the descriptors close, and the segments are never offered to
 // peers again. The lock is re-created: the thread that held it in the parent does not exist here.
+// Copies [at, at + n) into private anonymous memory and moves that over it in one step (mremap:
+// no moment unmapped).
+void privatize(uintptr_t at, size_t n) {
+  void* tmp = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (tmp == MAP_FAILED) return;
+  std::memcpy(tmp, reinterpret_cast<void*>(at), n);
+  if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(at)) == MAP_FAILED) munmap(tmp, n);
+}
+
+// A window's pages that hold allocations, as page-aligned runs (the rest of the window is sparse:
+// copying all of it would allocate every page).
+std::map<uintptr_t, uintptr_t> used_pages(const Segment& s) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::map<uintptr_t, uintptr_t> runs;  // first page -> end
+  for (const auto& [a, n] : s.used) {
+    const uintptr_t lo = a / page * page, hi = (a + static_cast<uintptr_t>(n) + page - 1) / page * page;
+    if (!runs.empty() && std::prev(runs.end())->second >= lo) {
+      std::prev(runs.end())->second = std::max(std::prev(runs.end())->second, hi);
+    } else {
+      runs[lo] = hi;
+    }
+  }
+  return runs;
+}
+
 void privatize_after_fork() {
   Heap& h = heap();
   new (&h.m) std::mutex;
   for (auto& [base, s] : h.segments) {
     if (!s.shared) continue;
-    const size_t n = static_cast<size_t>(s.size);
-    void* tmp = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void* at = reinterpret_cast<void*>(base);
-    if (tmp != MAP_FAILED) {
-      std::memcpy(tmp, at, n);
-      // mremap moves the private copy over the shared mapping in one step (no moment unmapped).
-      if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) munmap(tmp, n);
+    if (s.window) {
+      // The free parts must turn private too (a later allocation here must not share the
+      // parent's pages), and copying the whole window would allocate every page of it: the runs
+      // of used pages are copied aside, the window is replaced by fresh anonymous memory, and the
+      // copies are moved back into place.
+      std::vector<std::pair<void*, std::pair<uintptr_t, size_t>>> kept;
+      for (const auto& [lo, hi] : used_pages(s)) {
+        const size_t n = hi - lo;
+        void* tmp = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (tmp == MAP_FAILED) continue;
+        std::memcpy(tmp, reinterpret_cast<void*>(lo), n);
+        kept.push_back({tmp, {lo, n}});
+      }
+      mmap(reinterpret_cast<void*>(base), static_cast<size_t>(s.size), PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+      for (auto& [tmp, at] : kept)
+        if (mremap(tmp, at.second, at.second, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(at.first)) == MAP_FAILED)
+          munmap(tmp, at.second);
+    } else {
+      privatize(base, static_cast<size_t>(s.size));
     }
     if (s.fd >= 0) close(s.fd), open_fds.fetch_sub(1, std::memory_order_relaxed);
     s.fd = -1;
@@ -109,8 +148,9 @@ void privatize_after_fork() {
   h.generation.fetch_add(1, std::memory_order_release);
 }
 
-// A new sealed segment of size bytes mapped here: its base, or 0 on failure.
-uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
+// A new sealed segment of size bytes mapped here: its base, or 0 on failure. A window's pages
+// are reserved by nothing (MAP_NORESERVE; a memfd charges a page only when it is touched).
+uintptr_t new_segment(Heap& h, int64_t size, bool window) {
   const int fd = memfd_create("ddtkit-heap", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return 0;
   if (ftruncate(fd, size) != 0 ||
@@ -118,7 +158,7 @@ uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
     close(fd);
     return 0;
   }
-  void* p = mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED | (window ? MAP_NORESERVE : 0), fd, 0);
   if (p == MAP_FAILED) {
     close(fd);
     return 0;
@@ -128,8 +168,8 @@ uintptr_t new_segment(Heap& h, int64_t size, bool arena) {
   host_range_add(p, static_cast<uint64_t>(size));  // (util/host_ranges.hpp)
   widen_span(base, base + static_cast<uintptr_t>(size));
   Segment& s = h.segments[base];
-  s.id = h.next_id++, s.fd = fd, s.size = size, s.arena = arena;
-  if (arena) s.free[base] = size;
+  s.id = h.next_id++, s.fd = fd, s.size = size, s.window = window;
+  if (window) s.free[base] = size;
   h.generation.fetch_add(1, std::memory_order_release);
   return base;
 }
@@ -142,20 +182,42 @@ std::map<uintptr_t, Segment>::iterator containing(Heap& h, uintptr_t a) {
   return a < it->first + static_cast<uintptr_t>(it->second.size) ? it : h.segments.end();
 }
 
-void* arena_take(Segment& s, int64_t bytes) {
+// A new window, as large as the address space allows: kWindowBytes, halved down to kArenaBytes
+// where mapping it fails (RLIMIT_AS); its base, or 0.
+uintptr_t new_window(Heap& h) {
+  for (int64_t size = kWindowBytes; size >= kArenaBytes; size /= 2)
+    if (const uintptr_t base = new_segment(h, size, true)) return base;
+  return 0;
+}
+
+// [at, at + bytes) of a window, whole pages, emptied: its pages go back to the system and read as
+// zero again. In a window's memfd that is a punched hole, which the kernel also removes from every
+// peer's mapping; in a window made private after fork, MADV_DONTNEED does the same.
+void drop_pages(const Segment& s, uintptr_t base, uintptr_t at, int64_t bytes) {
+  if (s.fd >= 0) {
+    fallocate(s.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(at - base), bytes);
+  } else {
+    madvise(reinterpret_cast<void*>(at), static_cast<size_t>(bytes), MADV_DONTNEED);
+  }
+}
+
+// First fit of bytes at an address aligned to align (a power of two) in window s.
+void* window_take(Segment& s, int64_t bytes, int64_t align) {
+  const uintptr_t a = static_cast<uintptr_t>(align);
   for (auto it = s.free.begin(); it != s.free.end(); ++it) {
-    if (it->second < bytes) continue;
-    const uintptr_t at = it->first;
-    const int64_t left = it->second - bytes;
+    const uintptr_t start = it->first, end = start + static_cast<uintptr_t>(it->second);
+    const uintptr_t at = (start + a - 1) & ~(a - 1);
+    if (at > end || end - at < static_cast<uintptr_t>(bytes)) continue;
     s.free.erase(it);
-    if (left > 0) s.free[at + static_cast<uintptr_t>(bytes)] = left;
+    if (at > start) s.free[start] = static_cast<int64_t>(at - start);
+    if (end > at + static_cast<uintptr_t>(bytes)) s.free[at + static_cast<uintptr_t>(bytes)] = static_cast<int64_t>(end - at - bytes);
     s.used[at] = bytes;
     return reinterpret_cast<void*>(at);
   }
   return nullptr;
 }
 
-void arena_give(Segment& s, uintptr_t at, int64_t bytes) {
+void window_give(Segment& s, uintptr_t at, int64_t bytes) {
   auto next = s.free.lower_bound(at);
   if (next != s.free.end() && at + static_cast<uintptr_t>(bytes) == next->first) {
     bytes += next->second;
@@ -214,25 +276,30 @@ int ddt_alloc(int64_t bytes, void** ptr) {
   if (bytes < 0) return DDT_ERR_ARG;
   if (bytes > (int64_t{1} << 46)) return DDT_ERR_NO_MEM;
   return ddt::guarded([&] {
-    const int64_t need = std::max<int64_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    // Large allocations are whole pages, so that their pages can be given back on free, and
+    // zero-filled, as a segment of their own was (the preloaded calloc relies on it).
+    const int64_t page = sysconf(_SC_PAGESIZE);
+    const bool large = bytes >= kDedicated;
+    const int64_t align = large ? page : kAlign;
+    const int64_t need = std::max<int64_t>(kAlign, (bytes + align - 1) / align * align);
     Heap& h = heap();
     std::lock_guard<std::mutex> g(h.m);
-    if (need >= kDedicated) {
-      const int64_t page = sysconf(_SC_PAGESIZE);
-      const uintptr_t base = new_segment(h, (need + page - 1) / page * page, false);
+    const auto take = [&](uintptr_t base, Segment& s) {
+      void* p = window_take(s, need, align);
+      if (p && large) drop_pages(s, base, reinterpret_cast<uintptr_t>(p), need);
+      *ptr = p;
+      return p != nullptr;
+    };
+    for (auto& [base, s] : h.segments)
+      if (s.window && take(base, s)) return static_cast<int>(DDT_SUCCESS);
+    if (large) {  // no window holds it: a segment of its own
+      const uintptr_t base = new_segment(h, need, false);
       if (!base) return static_cast<int>(DDT_ERR_NO_MEM);
       *ptr = reinterpret_cast<void*>(base);
       return static_cast<int>(DDT_SUCCESS);
     }
-    for (auto& [base, s] : h.segments)
-      if (s.arena)
-        if (void* p = arena_take(s, need)) {
-          *ptr = p;
-          return static_cast<int>(DDT_SUCCESS);
-        }
-    const uintptr_t base = new_segment(h, kArenaBytes, true);
-    if (!base) return static_cast<int>(DDT_ERR_NO_MEM);
-    *ptr = arena_take(h.segments[base], need);
+    const uintptr_t base = new_window(h);
+    if (!base || !take(base, h.segments[base])) return static_cast<int>(DDT_ERR_NO_MEM);
     return static_cast<int>(DDT_SUCCESS);
   });
 }
@@ -248,10 +315,12 @@ int ddt_free(void* ptr) {
     auto it = containing(h, a);
     if (it == h.segments.end()) return static_cast<int>(DDT_ERR_ARG);
     Segment& s = it->second;
-    if (s.arena) {
+    if (s.window) {
       auto u = s.used.find(a);
       if (u == s.used.end()) return static_cast<int>(DDT_ERR_ARG);  // not an allocation's start
-      arena_give(s, a, u->second);
+      const int64_t page = sysconf(_SC_PAGESIZE);
+      if (u->second >= kDedicated && a % page == 0 && u->second % page == 0) drop_pages(s, it->first, a, u->second);
+      window_give(s, a, u->second);
       s.used.erase(u);
       return static_cast<int>(DDT_SUCCESS);
     }
@@ -286,7 +355,7 @@ int ddt_alloc_size(const void* ptr, int64_t* bytes) {
     auto it = containing(h, a);
     if (it == h.segments.end()) return static_cast<int>(DDT_ERR_ARG);
     const Segment& s = it->second;
-    if (s.arena) {
+    if (s.window) {
       auto u = s.used.find(a);
       if (u == s.used.end()) return static_cast<int>(DDT_ERR_ARG);
       *bytes = u->second;

@@ -3,10 +3,20 @@
 //
 // Every allocation lies in a segment: a memfd, sized once and sealed against shrinking and
 // growing (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), so a peer that has mapped it can never be
-// made to fault by its owner truncating it. Allocations of at least kDedicated bytes get a segment
-// of their own, unmapped when freed; smaller ones are carved first-fit from arena segments of
-// kArenaBytes, which live until the process ends. A segment's id is a per-process counter that is
-// never reused, so a peer's attachment to (owner, id) can never name other memory.
+// made to fault by its owner truncating it. Allocations are carved first-fit from a window: one
+// segment of kWindowBytes of address space, sparse (ftruncate allocates no memory; a page is
+// allocated when it is first touched), that lives until the process ends. So all of a program's
+// heap buffers lie in one segment that a peer maps once, and a layout over several separately
+// allocated arrays (a struct of arrays, MPI_BOTTOM-style absolute addresses) is read through that
+// one mapping. With 16 MiB arenas instead, WRF_y_sa 8x8's arrays spanned two segments and its
+// transfers fell back to the pipe (24.5 against 18.4 us a round trip for the same bytes as
+// WRF_y_vec) and COOP to CMA (352 us). Allocations of kDedicated bytes or more are page-aligned
+// and zero-filled, and their pages go back to the system when freed (FALLOC_FL_PUNCH_HOLE, which
+// also drops them from the peers' mappings), as munmap did when each had a segment of its own.
+// Where the address space for a window cannot be had (RLIMIT_AS), the window is halved down to
+// kArenaBytes; an allocation that no window can hold gets a segment of its own (unmapped when
+// freed) if it is of kDedicated bytes or more, else a new window. A segment's id is a per-process
+// counter that is never reused, so a peer's attachment to (owner, id) can never name other memory.
 //
 // The heap knows nothing of peers beyond a bit per peer of "this segment's descriptor was sent
 // there" (set by the runtime); when a segment is unmapped, the runtime collects those peers with
@@ -18,7 +28,10 @@
 namespace ddt::shm {
 
 constexpr int64_t kDedicated = int64_t{1} << 20;
-constexpr int64_t kArenaBytes = int64_t{16} << 20;
+constexpr int64_t kArenaBytes = int64_t{16} << 20;  // the smallest window
+// 64 GiB: a peer maps every other rank's window, so a job of 256 ranks holds 16 TiB of mappings
+// in each process, an eighth of x86-64's 128 TiB of user address space; only touched pages cost.
+constexpr int64_t kWindowBytes = int64_t{64} << 30;
 
 struct SegmentRef {
   uint64_t id = 0;      // 0: not in the heap

@@ -282,6 +282,40 @@ void run(int node_rank, int node_size) {
     for (ddt_type* t : {&dense, &sparse, &partly, &apart}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
   }
 
+  // A struct over two arrays allocated apart, 20 MiB of other live allocations between them: all
+  // of a process's heap lies in one window segment (heap.hpp), so the receiver reads both through
+  // one mapping. With 16 MiB arena segments the arrays lay in two segments and the transfer went
+  // by CMA (this round failed so: "went 0 by the heap and 0 by the cells").
+  {
+    const int64_t block = 32 << 10;  // 64 KiB packed: rendezvous, dense (heap by the cost model)
+    void *a = nullptr, *b = nullptr, *r = nullptr;
+    std::vector<void*> between(40);
+    CHECK_RC(ddt_alloc(block, &a), DDT_SUCCESS);
+    for (void*& p : between) CHECK_RC(ddt_alloc(512 << 10, &p), DDT_SUCCESS);
+    CHECK_RC(ddt_alloc(block, &b), DDT_SUCCESS);
+    CHECK_RC(ddt_alloc(2 * block, &r), DDT_SUCCESS);
+    const int64_t disp[2] = {0, static_cast<int64_t>(reinterpret_cast<uintptr_t>(b) - reinterpret_cast<uintptr_t>(a))};
+    const int64_t lens[2] = {block, block};
+    ddt_type arrays = DDT_TYPE_NULL, whole = DDT_TYPE_NULL;
+    CHECK_RC(ddt_type_hindexed(2, lens, disp, DDT_BYTE, &arrays), DDT_SUCCESS);
+    CHECK_RC(ddt_type_contiguous(2 * block, DDT_BYTE, &whole), DDT_SUCCESS);
+    CHECK_RC(ddt_type_commit(arrays), DDT_SUCCESS);
+    CHECK_RC(ddt_type_commit(whole), DDT_SUCCESS);
+    CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
+    ring(15, rank, size, a, 1, arrays, r, 1, whole, 2 * block);
+    CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
+    const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
+    if (!(by_heap == 1 && by_cells == 0)) {
+      char m[160];
+      std::snprintf(m, sizeof m, "round 15: the receive went %lld by the heap and %lld by the cells, expected the heap",
+                    static_cast<long long>(by_heap), static_cast<long long>(by_cells));
+      fail(__FILE__, __LINE__, m);
+    }
+    for (void* p : {a, b, r}) CHECK_RC(ddt_free(p), DDT_SUCCESS);
+    for (void* p : between) CHECK_RC(ddt_free(p), DDT_SUCCESS);
+    for (ddt_type* t : {&arrays, &whole}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
+  }
+
   // A wildcard gather at rank 0: one message from every other rank, each source exactly once.
   if (rank == 0) {
     std::vector<int> seen(size, 0);

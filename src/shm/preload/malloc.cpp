@@ -101,9 +101,10 @@ constexpr bool enabled() { return true; }  // libddtkit-malloc.so: preloading it
 #endif
 
 // Whether the heap may take another descriptor of the program's: each segment holds one open
-// (heap.hpp), and each allocation of kDedicated bytes or more is a segment, so a program holding
+// (heap.hpp). When each allocation of kDedicated bytes or more was a segment, a program holding
 // 1,100 live 1 MiB buffers under a limit of 1,024 descriptors could open no file any more (fopen:
-// "Too many open files", found under the interposer with DDTKIT_MALLOC=1). The heap takes at most
+// "Too many open files", found under the interposer with DDTKIT_MALLOC=1); since the window holds
+// them all in one segment, only allocations no window can hold take descriptors of their own. The heap takes at most
 // a quarter of the soft limit, read at each large allocation (a program may raise it: a system
 // call, against the microseconds a fresh allocation of 64 KiB or more costs anyway); past it, the C
 // library serves, and those buffers move by the runtime's other mechanisms.
@@ -116,7 +117,7 @@ bool descriptors_to_spare() {
 }
 
 // Whether bytes at this alignment belong in the heap: large enough, and an alignment the heap
-// gives (64 bytes always; a page for allocations that get a segment of their own).
+// gives (64 bytes always; a page for those of kDedicated bytes or more).
 bool heap_sized(size_t bytes, size_t align) {
   if (in_heap || bytes < static_cast<size_t>(min_bytes()) || bytes > (size_t{1} << 46) || !enabled()) return false;
   if (align <= 64) return true;
@@ -183,8 +184,8 @@ void free(void* p) {
   __libc_free(p);
 }
 
-// Heap memory is reused by the arenas, so it is cleared here; segments of their own are fresh
-// memfd pages, zero already.
+// Heap memory is reused by the window, so it is cleared here; ddt_alloc zero-fills allocations of
+// kDedicated bytes and more itself (heap.hpp: their pages are dropped as they are taken).
 void* calloc(size_t n, size_t size) {
   size_t bytes;
   if (__builtin_mul_overflow(n, size, &bytes)) {
