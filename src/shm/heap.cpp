@@ -119,10 +119,12 @@ void privatize_after_fork() {
   for (auto& [base, s] : h.segments) {
     if (!s.shared) continue;
     if (s.window) {
-      // The free parts must turn private too (a later allocation here must not share the
-      // parent's pages), and copying the whole window would allocate every page of it: the runs
-      // of used pages are copied aside, the window is replaced by fresh anonymous memory, and the
-      // copies are moved back into place.
+      // Copying the whole window would allocate every page of it, and replacing it with one
+      // private writable mapping of kWindowBytes fails where overcommit is strict: the runs of
+      // used pages are copied aside, the rest of the window becomes inaccessible (PROT_NONE
+      // costs no commit charge), and the copies are moved back into place. The window then
+      // takes no new allocation (ddt_alloc skips windows that are not shared: its free parts are
+      // gone), while its allocations can still be freed and asked about.
       std::vector<std::pair<void*, std::pair<uintptr_t, size_t>>> kept;
       for (const auto& [lo, hi] : used_pages(s)) {
         const size_t n = hi - lo;
@@ -131,8 +133,8 @@ void privatize_after_fork() {
         std::memcpy(tmp, reinterpret_cast<void*>(lo), n);
         kept.push_back({tmp, {lo, n}});
       }
-      mmap(reinterpret_cast<void*>(base), static_cast<size_t>(s.size), PROT_READ | PROT_WRITE,
-           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+      mmap(reinterpret_cast<void*>(base), static_cast<size_t>(s.size), PROT_NONE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);  // on failure the runs are still replaced
       for (auto& [tmp, at] : kept)
         if (mremap(tmp, at.second, at.second, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(at.first)) == MAP_FAILED)
           munmap(tmp, at.second);
@@ -291,7 +293,7 @@ int ddt_alloc(int64_t bytes, void** ptr) {
       return p != nullptr;
     };
     for (auto& [base, s] : h.segments)
-      if (s.window && take(base, s)) return static_cast<int>(DDT_SUCCESS);
+      if (s.window && s.shared && take(base, s)) return static_cast<int>(DDT_SUCCESS);
     if (large) {  // no window holds it: a segment of its own
       const uintptr_t base = new_segment(h, need, false);
       if (!base) return static_cast<int>(DDT_ERR_NO_MEM);
