@@ -84,10 +84,6 @@ void widen_span(uintptr_t lo, uintptr_t hi) {
   }
 }
 
-// In the child of fork (one thread, the heap's lock state copied from the parent): each inherited
-// segment's bytes move to a private anonymous mapping at the same address, so that the child's
-// writes no longer reach its parent; the descriptors close, and the segments are never offered to
-// peers again. The lock is re-created: the thread that held it in the parent does not exist here.
 // Copies [at, at + n) into private anonymous memory and moves that over it in one step (mremap:
 // no moment unmapped).
 void privatize(uintptr_t at, size_t n) {
@@ -113,6 +109,10 @@ std::map<uintptr_t, uintptr_t> used_pages(const Segment& s) {
   return runs;
 }
 
+// In the child of fork (one thread, the heap's lock state copied from the parent): each inherited
+// segment's bytes move to a private anonymous mapping at the same address, so that the child's
+// writes no longer reach its parent; the descriptors close, and the segments are never offered to
+// peers again. The lock is re-created: the thread that held it in the parent does not exist here.
 void privatize_after_fork() {
   Heap& h = heap();
   new (&h.m) std::mutex;
