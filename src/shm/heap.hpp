@@ -17,12 +17,13 @@
 // kArenaBytes; an allocation that no window can hold gets a segment of its own (unmapped when
 // freed) if it is of kDedicated bytes or more, else a new window. A segment's id is a per-process
 // counter that is never reused, so a peer's attachment to (owner, id) can never name other memory.
-// Seen with the window and not explained: in 5 of 13 ddt_runtime_bench runs (make bench's among
-// them), the vector sweep's first rows (2 MiB in 128-256 B blocks from the heap, the first timed
-// after the cost split) ran slow, RGET's 128 B latency 160-667 us and bidirectional 17.6-35.7
-// GB/s against 80-150 us and 42-53 GB/s in the other runs; the build with 16 MiB arenas showed it
-// in none of 7 (its own outliers were elsewhere: the pipe at 256 B once 939 us). Not the hole
-// punching: a build that punched nothing showed it in 2 runs of 3. Rows from 512 B on were level.
+// Seen, and not the window's: in 5 of 17 ddt_runtime_bench runs with the window (make bench's
+// among them) the vector sweep's first rows (2 MiB in 128-256 B blocks from the heap, the first
+// timed after the cost split) ran slow, RGET's 128 B latency 160-667 us and bidirectional
+// 17.6-35.7 GB/s against 80-150 us and 42-53 GB/s in the other runs; the build with 16 MiB
+// arenas did the same in 2 of 11 (202 us and 27.2 GB/s; 16.4 GB/s one way), and a build that
+// punched no hole in 2 of 3. This machine's, as far as these runs tell. Rows from 512 B on were
+// level.
 //
 // The heap knows nothing of peers beyond a bit per peer of "this segment's descriptor was sent
 // there" (set by the runtime); when a segment is unmapped, the runtime collects those peers with
