@@ -84,13 +84,22 @@ void widen_span(uintptr_t lo, uintptr_t hi) {
   }
 }
 
-// Copies [at, at + n) into private anonymous memory and moves that over it in one step (mremap:
-// no moment unmapped).
-void privatize(uintptr_t at, size_t n) {
+// A private anonymous copy of [at, at + n), made aside (tmp null where it could not be made), and
+// its move back over [at, at + n) in one step (mremap: no moment unmapped).
+struct Aside {
+  void* tmp;
+  uintptr_t at;
+  size_t n;
+};
+Aside copy_aside(uintptr_t at, size_t n) {
   void* tmp = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (tmp == MAP_FAILED) return;
+  if (tmp == MAP_FAILED) return Aside{nullptr, at, n};
   std::memcpy(tmp, reinterpret_cast<void*>(at), n);
-  if (mremap(tmp, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(at)) == MAP_FAILED) munmap(tmp, n);
+  return Aside{tmp, at, n};
+}
+void put_back(const Aside& a) {
+  if (a.tmp && mremap(a.tmp, a.n, a.n, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(a.at)) == MAP_FAILED)
+    munmap(a.tmp, a.n);
 }
 
 // A window's pages that hold allocations, as page-aligned runs (the rest of the window is sparse:
@@ -125,21 +134,13 @@ void privatize_after_fork() {
       // costs no commit charge), and the copies are moved back into place. The window then
       // takes no new allocation (ddt_alloc skips windows that are not shared: its free parts are
       // gone), while its allocations can still be freed and asked about.
-      std::vector<std::pair<void*, std::pair<uintptr_t, size_t>>> kept;
-      for (const auto& [lo, hi] : used_pages(s)) {
-        const size_t n = hi - lo;
-        void* tmp = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (tmp == MAP_FAILED) continue;
-        std::memcpy(tmp, reinterpret_cast<void*>(lo), n);
-        kept.push_back({tmp, {lo, n}});
-      }
+      std::vector<Aside> kept;
+      for (const auto& [lo, hi] : used_pages(s)) kept.push_back(copy_aside(lo, hi - lo));
       mmap(reinterpret_cast<void*>(base), static_cast<size_t>(s.size), PROT_NONE,
            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);  // on failure the runs are still replaced
-      for (auto& [tmp, at] : kept)
-        if (mremap(tmp, at.second, at.second, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(at.first)) == MAP_FAILED)
-          munmap(tmp, at.second);
+      for (const Aside& a : kept) put_back(a);
     } else {
-      privatize(base, static_cast<size_t>(s.size));
+      put_back(copy_aside(base, static_cast<size_t>(s.size)));
     }
     if (s.fd >= 0) close(s.fd), open_fds.fetch_sub(1, std::memory_order_relaxed);
     s.fd = -1;

@@ -103,8 +103,9 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // a line) the heap won even NAS_MG_x A (68.4 / 106.4, 75.9 / 93.5, 68.7 / 91.5, 87.5 / 103.6),
 // and far (163-174 ns) it lost it (243.2 / 147.5, 276.6 / 175.1); WRF_y_vec 8x8 near 17.5-18.2 /
 // 23.7-25.3; but WRF_x lost near too (4x4 70.3 / 29.8, 8x8 37.5 / 18.4: its struct of arrays
-// is copied through a staging buffer, not by a twin nest). The threshold is placed for the far case, where a wrong heap costs most (up to 3x);
-// near, the sparse kernels keep the pipe and give up 1.2-1.5x. Taking both would need the distance
+// is copied through a staging buffer, not by a twin nest). The threshold is placed for the far
+// case, where a wrong heap costs most (up to 3x); near, the sparse kernels keep the pipe and give
+// up 1.2-1.5x. Taking both would need the distance
 // now, per peer, kept fresh as the host moves the cores (e.g. the least delivery latency of the
 // peer's recent rts cells, stamped by the sender): not built.
 constexpr int64_t kHeapMinLineBytes = 20, kHeapMinPieceBytes = 32, kHeapDenseLineBytes = 48;
