@@ -223,7 +223,17 @@ bool native_pipeline(const TypeInfo& info, int64_t count) {
   // NAS_MG_y,z S (4 KiB) 0.53-0.65, MILC_su3_zd 12-48 KiB 0.65-0.96, NAS_LU_y N=162 and N=408
   // 0.73-0.84, against 0.95-1.0 as they are. Only SPECFEM3D_mt gained in both modes (1.12-1.50), and WRF_x, of the same 12-byte pieces
   // of floats, did not (0.94-1.20 against 1.12-1.19): no property of the type tells them apart.
-  return !runtime_min_asked() && pass_as_is(info, count) &&
+  //
+  // Except, too, structs over the faces of several arrays (info.parts, pass.cpp: struct_of_parts).
+  // WRF's halo is one: 9 subarrays or vectors at the arrays' absolute addresses. Which way it went
+  // turned on the order of the arrays in memory, not on its layout: from the C library they lie out
+  // of address order (the larger ones mmap'ed downwards), the type is not monotone, the pass rule
+  // refuses it and the runtime moves it; from ddtkit's heap (DDTKIT_MALLOC=1) they ascend, and it
+  // went to Open MPI. ddtbench_mpi under Open MPI, 2 ranks, native / interposed, one launch each
+  // way at the same core distance (159 ns a line), before this clause: every WRF kernel, the same
+  // layouts but for the members' order, 1.19-2.62 through the runtime (DDTKIT_MALLOC=0) against
+  // 0.95-1.01 handed to Open MPI (DDTKIT_MALLOC=1).
+  return !runtime_min_asked() && !info.parts && pass_as_is(info, count) &&
          !(small_pieces(info) && count * info.size <= ddt::shm::rt.eager_max);
 #else
   (void)info, (void)count;

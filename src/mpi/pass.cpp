@@ -87,6 +87,42 @@ Alignment alignment(ddt_type t, int depth) {
 
 }  // namespace
 
+// A struct (seen through dup and resized) of at least two members whose types have several pieces:
+// the faces of several arrays sent as one message, WRF's halo (ddtbench.md 3.1), LAMMPS's and
+// SPECFEM3D_cm's particle lists. local.cpp's native_pipeline keeps such types from Open MPI.
+bool struct_of_parts(ddt_type t) {
+  int depth = 0;
+  ddt_type cur = t;
+  bool own = false;  // whether cur is a handle from ddt_type_contents, to free
+  bool out = false;
+  for (;;) {
+    int64_t ni = 0, na = 0, nd = 0;
+    int comb = DDT_COMBINER_LAYOUT;
+    if (++depth > 64 || ddt_type_envelope(cur, &ni, &na, &nd, &comb) != DDT_SUCCESS) break;
+    if (comb != DDT_COMBINER_STRUCT && comb != DDT_COMBINER_RESIZED && comb != DDT_COMBINER_DUP) break;
+    std::vector<int64_t> ints(ni), addrs(na);
+    std::vector<ddt_type> kids(nd);
+    if (nd < 1 || ddt_type_contents(cur, ni, na, nd, ints.data(), addrs.data(), kids.data()) != DDT_SUCCESS) break;
+    if (own) ddt_type_free(&cur);
+    if (comb != DDT_COMBINER_STRUCT) {  // dup, resized: one child
+      cur = kids[0], own = true;
+      continue;
+    }
+    int parts = 0;
+    for (int64_t k = 0; k < nd; ++k) {
+      int64_t blocks = 0;
+      int asc = 0;
+      if (ints[1 + k] > 0 && ddt_type_blocks(kids[k], &blocks, &asc) == DDT_SUCCESS && blocks >= 2) ++parts;
+      ddt_type_free(&kids[k]);  // a predefined handle refuses, harmlessly
+    }
+    own = false;
+    out = parts >= 2;
+    break;
+  }
+  if (own) ddt_type_free(&cur);
+  return out;
+}
+
 bool naturally_aligned(ddt_type t, int64_t* unit) {
   const Alignment a = alignment(t, 0);
   int64_t lb = 0, ext = 0;

@@ -97,6 +97,7 @@ struct TypeInfo {
   mutable std::atomic<int64_t> as_is_count{-1};
   bool x87 = false;            // holds an x87 long double (10 value bytes in a 16-byte slot)
   bool aligned = false;        // Pack: see naturally_aligned (pass.cpp)
+  bool parts = false;          // Pack: a struct over several multi-piece members (struct_of_parts)
   int64_t unit = 0;            // Pack: its largest basic element's size, at most 16 (naturally_aligned)
   bool named = false;          // a predefined type (Pass): its data is the buffer's bytes
   // Pack: where the first 16 packed bytes of a message lie from its buffer, in head_n pieces
@@ -328,6 +329,8 @@ void progress_adopted(bool wait);
 // (at most 16) from the buffer address, read from t's constructor history (pass.cpp); *unit, if
 // given, gets the largest basic element's size (at most 16).
 bool naturally_aligned(ddt_type t, int64_t* unit = nullptr);
+// Whether t is a struct of two or more members of several pieces each (pass.cpp).
+bool struct_of_parts(ddt_type t);
 // The pass rule (pass.cpp). MPICH: whether large messages of this type may go to the MPI as
 // they are (the part of the rule that depends on the type only).
 bool large_pass_candidate(const TypeInfo& info);

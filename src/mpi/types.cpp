@@ -327,6 +327,7 @@ TypeRef make_info(MPI_Datatype dt) {
       info->mean_block = info->size / blocks;
       info->monotone = ascending && info->extent >= text;
       info->aligned = naturally_aligned(t, &info->unit);  // the Open MPI pass rule's (pass.cpp)
+      info->parts = struct_of_parts(t);
       // The first 16 packed bytes of enough elements to hold them (at most 16 pieces of >= 1 B).
       const int64_t elems = (16 + info->size - 1) / info->size;
       int64_t at = 0;
