@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "ddtkit.h"
 #include "shm/job.hpp"
@@ -35,12 +36,28 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 
+// A window's free blocks, by address (to merge a freed block with its neighbours) and by size
+// (to take the smallest that fits). A first-fit walk along the addresses cost one step per hole
+// before the fit, and under the interposer every large malloc of the program comes here.
+struct FreeBlocks {
+  std::map<uintptr_t, int64_t> by_addr;  // address -> bytes
+  std::set<std::pair<int64_t, uintptr_t>> by_size;  // (bytes, address)
+  void add(uintptr_t at, int64_t bytes) {
+    by_addr[at] = bytes;
+    by_size.emplace(bytes, at);
+  }
+  std::map<uintptr_t, int64_t>::iterator remove(std::map<uintptr_t, int64_t>::iterator it) {
+    by_size.erase({it->second, it->first});
+    return by_addr.erase(it);
+  }
+};
+
 struct Segment {
   uint64_t id;
   int fd;
   int64_t size;
   bool window;                         // else a segment of its own: one allocation at its base
-  std::map<uintptr_t, int64_t> free;   // window: free blocks, address -> bytes
+  FreeBlocks free;                     // window: free blocks
   std::map<uintptr_t, int64_t> used;   // window: allocations, address -> bytes
   std::bitset<kMaxRanks> sent;         // peers that hold this segment's descriptor
   bool shared = true;                  // false: inherited over fork, now private to this process
@@ -172,7 +189,7 @@ uintptr_t new_segment(Heap& h, int64_t size, bool window) {
   widen_span(base, base + static_cast<uintptr_t>(size));
   Segment& s = h.segments[base];
   s.id = h.next_id++, s.fd = fd, s.size = size, s.window = window;
-  if (window) s.free[base] = size;
+  if (window) s.free.add(base, size);
   h.generation.fetch_add(1, std::memory_order_release);
   return base;
 }
@@ -204,16 +221,21 @@ void drop_pages(const Segment& s, uintptr_t base, uintptr_t at, int64_t bytes) {
   }
 }
 
-// First fit of bytes at an address aligned to align (a power of two) in window s.
+// The smallest free block that holds bytes at an address aligned to align (a power of two) in
+// window s, the lowest of equal ones; null when none does. A block of bytes + align - 1 always
+// holds them: after a few misaligned candidates the search jumps there.
 void* window_take(Segment& s, int64_t bytes, int64_t align) {
   const uintptr_t a = static_cast<uintptr_t>(align);
-  for (auto it = s.free.begin(); it != s.free.end(); ++it) {
-    const uintptr_t start = it->first, end = start + static_cast<uintptr_t>(it->second);
+  auto it = s.free.by_size.lower_bound({bytes, 0});
+  for (int tries = 0; it != s.free.by_size.end(); ++it, ++tries) {
+    if (tries == 8 && align > 1) it = s.free.by_size.lower_bound({bytes + align - 1, 0});
+    if (it == s.free.by_size.end()) break;
+    const uintptr_t start = it->second, end = start + static_cast<uintptr_t>(it->first);
     const uintptr_t at = (start + a - 1) & ~(a - 1);
     if (at > end || end - at < static_cast<uintptr_t>(bytes)) continue;
-    s.free.erase(it);
-    if (at > start) s.free[start] = static_cast<int64_t>(at - start);
-    if (end > at + static_cast<uintptr_t>(bytes)) s.free[at + static_cast<uintptr_t>(bytes)] = static_cast<int64_t>(end - at - bytes);
+    s.free.remove(s.free.by_addr.find(start));
+    if (at > start) s.free.add(start, static_cast<int64_t>(at - start));
+    if (end > at + static_cast<uintptr_t>(bytes)) s.free.add(at + static_cast<uintptr_t>(bytes), static_cast<int64_t>(end - at - bytes));
     s.used[at] = bytes;
     return reinterpret_cast<void*>(at);
   }
@@ -221,19 +243,19 @@ void* window_take(Segment& s, int64_t bytes, int64_t align) {
 }
 
 void window_give(Segment& s, uintptr_t at, int64_t bytes) {
-  auto next = s.free.lower_bound(at);
-  if (next != s.free.end() && at + static_cast<uintptr_t>(bytes) == next->first) {
+  auto next = s.free.by_addr.lower_bound(at);
+  if (next != s.free.by_addr.end() && at + static_cast<uintptr_t>(bytes) == next->first) {
     bytes += next->second;
-    next = s.free.erase(next);
+    next = s.free.remove(next);
   }
-  if (next != s.free.begin()) {
+  if (next != s.free.by_addr.begin()) {
     auto prev = std::prev(next);
     if (prev->first + static_cast<uintptr_t>(prev->second) == at) {
-      prev->second += bytes;
-      return;
+      at = prev->first, bytes += prev->second;
+      s.free.remove(prev);
     }
   }
-  s.free[at] = bytes;
+  s.free.add(at, bytes);
 }
 
 }  // namespace

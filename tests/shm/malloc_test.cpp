@@ -17,6 +17,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -109,6 +110,8 @@ void pages() {
   free(z);
 }
 
+void fragments();
+
 void contract() {
   const size_t big = 256 << 10, huge = 3 << 20;
   void* small = malloc(100);
@@ -161,8 +164,8 @@ void contract() {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child failed");
   CHECK(all(s, big, 1), "the forked child's writes reached the parent's heap memory");
   free(s);
-  // A child's new allocation lands where the parent's next one does (the same first fit over the
-  // same free list): the window's free parts must be the child's own too.
+  // A child's new allocation lands where the parent's next one does (the same fit over the same
+  // free list): the window's free parts must be the child's own too.
   int go[2];
   CHECK(pipe(go) == 0, "pipe failed");
   const pid_t pid2 = fork();
@@ -184,6 +187,53 @@ void contract() {
   free(p);
   descriptors();
   pages();
+  fragments();
+}
+
+// Many live heap blocks of mixed sizes, every second one freed and the holes filled by other
+// sizes: no two live blocks overlap and every block keeps its bytes (the free list's two indexes,
+// heap.cpp, stay in step). Then everything is freed: the holes merge, and one allocation of all
+// their bytes fits where the first block was, at the next page (apart, the holes would send it past them).
+void fragments() {
+  struct Block {
+    unsigned char* p;
+    size_t n;
+    unsigned char v;
+  };
+  std::vector<Block> live;
+  uint64_t x = 12345;
+  const auto next = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull, x >> 33; };
+  const auto make = [&](size_t n) {
+    Block b{static_cast<unsigned char*>(malloc(n)), n, static_cast<unsigned char>(live.size() * 31 + 7)};
+    CHECK(b.p && in_heap(b.p), "a %zu-byte malloc did not come from the heap", n);
+    if (b.p) memset(b.p, b.v, n);
+    return b;
+  };
+  for (int i = 0; i < 600; ++i) live.push_back(make((64 << 10) + (next() % 8) * (48 << 10) + next() % 4096));
+  uintptr_t lowest = UINTPTR_MAX;
+  for (const Block& b : live) lowest = std::min(lowest, reinterpret_cast<uintptr_t>(b.p));
+  for (size_t i = 0; i < live.size(); i += 2) free(live[i].p), live[i].p = nullptr;
+  for (size_t i = 0; i < live.size(); i += 2) live[i] = make((64 << 10) + (next() % 12) * (32 << 10));
+  std::vector<std::pair<uintptr_t, size_t>> spans;
+  bool kept = true;
+  for (const Block& b : live)
+    if (b.p) spans.push_back({reinterpret_cast<uintptr_t>(b.p), b.n}), kept = kept && all(b.p, b.n, b.v);
+  CHECK(kept, "a live heap block lost its bytes while others were freed and allocated");
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i)
+    CHECK(spans[i - 1].first + spans[i - 1].second <= spans[i].first, "two live heap blocks overlap at %#lx",
+          static_cast<unsigned long>(spans[i].first));
+  size_t total = 0;
+  for (Block& b : live) {
+    lowest = std::min(lowest, reinterpret_cast<uintptr_t>(b.p));
+    total += b.n;
+    free(b.p);
+  }
+  void* one = malloc(total);  // of more than 1 MiB: page-aligned
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)), want = (lowest + page - 1) & ~(page - 1);
+  CHECK(reinterpret_cast<uintptr_t>(one) == want, "after every block was freed, %zu bytes landed at %#lx, not %#lx where the first was",
+        total, static_cast<unsigned long>(reinterpret_cast<uintptr_t>(one)), static_cast<unsigned long>(want));
+  free(one);
 }
 
 // Each rank sends the other every second 4 KiB block of a 2 MiB buffer from plain malloc.
