@@ -360,8 +360,8 @@ int ddt_alloc_size(const void *ptr, int64_t *bytes);
 /* The file descriptors the heap holds open in this process, in *n: one per segment, kept so that
  * a peer can be sent it on first use. Usually one: the window. An allocation the window cannot
  * hold gets a segment of its own (1 MiB and more) or a new window, so a program could spend its
- * RLIMIT_NOFILE on them; libddtkit-malloc.so (and the interposer's DDTKIT_MALLOC=1) serves from
- * the heap only while this is under a quarter of that limit. */
+ * RLIMIT_NOFILE on them; libddtkit-malloc.so (and the interposer's allocator, on unless
+ * DDTKIT_MALLOC=0) serves from the heap only while this is under a quarter of that limit. */
 int ddt_alloc_descriptors(int64_t *n);
 
 /* Mechanism of the rendezvous and design of the layout exchange, for this process's sends and

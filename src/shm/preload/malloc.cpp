@@ -56,12 +56,24 @@ int64_t min_bytes() {
 #ifdef DDT_MALLOC_IN_INTERPOSER
 // Inside libddtkit-mpi.so (issue 11: one copy for malloc memory under the interposer): the
 // interposer's ddtkit is private to it, so a preloaded libddtkit-malloc.so would fill a heap its
-// runtime never offers to peers; this copy of the allocator fills the runtime's own. On only with
-// DDTKIT_MALLOC=1, in a process an MPI launcher started as a rank (its PMI or PMIx rank variable
+// runtime never offers to peers; this copy of the allocator fills the runtime's own. On unless
+// DDTKIT_MALLOC=0, in a process an MPI launcher started as a rank (its PMI or PMIx rank variable
 // is set: a launcher or shell that inherits LD_PRELOAD keeps the C library's allocator), and not
 // under DDTKIT_RUNTIME=0 or DDTKIT_DISABLE=1, where no peer would ever read the heap.
 //
-// Off by default, measured: make bench's ddtbench_mpi under Open MPI 5.0.11, 2 ranks, native /
+// On by default since the runtime kept WRF-like structs (local.cpp: native_pipeline, the parts
+// clause) and the heap found free blocks by size (heap.cpp). ddtbench_mpi, 2 ranks, native /
+// interposed in one process, geometric mean over the 66 kernels, launches alternated,
+// DDTKIT_MALLOC=0 / 1 (line: the cores' distance, bench/line_probe.hpp):
+//   Open MPI 5.0.11, near (24-38 ns): 1.69-1.70 / 1.93-1.98 (two launches each; MILC_su3_zd 24-98
+//     KB 0.98-1.00 / 1.40-1.71, NAS_MG_y,z W and A 0.96-0.99 / 1.60-1.83, SPECFEM3D_mt 0.98-1.00 /
+//     2.30-2.57, FFT2D 2.6-3.7 / 3.5-7.7), far (155-174 ns): 1.69 / 1.95-2.07 (five launches);
+//   MPICH 5.0.2, far: 1.87 / 2.09-2.26 (FFT2D N>=512 3.0-3.4 / 7.4-9.7, NAS_MG_y,z 1.3-2.1 /
+//     1.9-3.0);
+//   osu_latency -D vect:8:4 within 0.91-1.02 both ways up to 512 KiB, 1 MiB 1.00 / 1.30-1.35;
+//   MPI_BYTE 1 MiB 1.97 / 2.89-3.01, 1 B 0.98 both ways.
+//
+// Measured before, while it was off by default: make bench's ddtbench_mpi under Open MPI 5.0.11, 2 ranks, native /
 // interposed in one process, DDTKIT_MALLOC=1 against 0 (at 0f3c2b1+): FFT2D's Alltoall of 2-18 MB
 // went 1.19-1.30x -> 1.56-1.67x (the chunks' one copy reads the peer's heap), but same-node
 // ping-pongs did not gain and some lost (NAS_MG_y W 1.50 -> 1.19x, WRF_x_vec 4x4 2.12 -> 1.61x,
@@ -96,8 +108,9 @@ int64_t min_bytes() {
 // With DDTKIT_MALLOC_MIN=4096 as well: 1.79 and 1.78 (WRF 2x2 and 3x3 through the runtime again,
 // 1.8-2.5x; 4x4-8x8 still 1.0x), and 3-5 kernels below 0.95x against 4-7. Taking the best way of
 // the two for every kernel would give 2.05-2.09: the gap to issue 11's 2x is which way WRF-like
-// monotone structs go, not the heap. Still off by default. Read once, at the first allocation
-// (getenv allocates nothing).
+// monotone structs go, not the heap (now native_pipeline's parts clause).
+//
+// The variables are read once, at the first allocation (getenv allocates nothing).
 bool set(const char* name) {
   const char* e = getenv(name);
   return e && *e;
@@ -107,7 +120,7 @@ bool is(const char* name, char v) {
   return e && e[0] == v && e[1] == 0;
 }
 bool enabled() {
-  static const bool on = is("DDTKIT_MALLOC", '1') && !is("DDTKIT_RUNTIME", '0') &&
+  static const bool on = !is("DDTKIT_MALLOC", '0') && !is("DDTKIT_RUNTIME", '0') &&
                          !(set("DDTKIT_DISABLE") && !is("DDTKIT_DISABLE", '0')) &&
                          (set("PMIX_RANK") || set("PMI_RANK") || set("OMPI_COMM_WORLD_RANK"));
   return on;
