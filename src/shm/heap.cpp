@@ -13,6 +13,7 @@
 #include "shm/heap.hpp"
 #include "util/host_ranges.hpp"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -73,10 +74,12 @@ struct Heap {
   // the lock drew 5% of a 480 B ping-pong's perf samples.
   std::atomic<bool> any_released{false};
 };
+void before_fork();
+void parent_after_fork();
 void privatize_after_fork();
 Heap& heap() {
   static Heap* h = [] {
-    pthread_atfork(nullptr, nullptr, privatize_after_fork);
+    pthread_atfork(before_fork, parent_after_fork, privatize_after_fork);
     return new Heap;  // never destroyed: ddt_free may run from other static destructors
   }();
   return *h;
@@ -114,9 +117,16 @@ Aside copy_aside(uintptr_t at, size_t n) {
   std::memcpy(tmp, reinterpret_cast<void*>(at), n);
   return Aside{tmp, at, n};
 }
-void put_back(const Aside& a) {
-  if (a.tmp && mremap(a.tmp, a.n, a.n, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(a.at)) == MAP_FAILED)
-    munmap(a.tmp, a.n);
+// Where no copy could be made (no memory for it), the run becomes a private mapping of the
+// segment's file at the same place: the child's writes stay its own, but it reads the pages it has
+// not written from the file, so it sees what the parent writes there later (and zeros where the
+// parent frees a large block). Weaker than fork's copy, and still better than losing the bytes.
+void put_back(const Aside& a, int fd, uintptr_t base) {
+  if (a.tmp && mremap(a.tmp, a.n, a.n, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void*>(a.at)) != MAP_FAILED) return;
+  if (a.tmp) munmap(a.tmp, a.n);
+  if (fd >= 0)
+    mmap(reinterpret_cast<void*>(a.at), a.n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+         static_cast<off_t>(a.at - base));
 }
 
 // A window's pages that hold allocations, as page-aligned runs (the rest of the window is sparse:
@@ -135,10 +145,47 @@ std::map<uintptr_t, uintptr_t> used_pages(const Segment& s) {
   return runs;
 }
 
-// In the child of fork (one thread, the heap's lock state copied from the parent): each inherited
-// segment's bytes move to a private anonymous mapping at the same address, so that the child's
-// writes no longer reach its parent; the descriptors close, and the segments are never offered to
-// peers again. The lock is re-created: the thread that held it in the parent does not exist here.
+// fork() with heap memory. The segments are shared mappings, which a child would share with its
+// parent: the child's handler copies each inherited segment's bytes into a private anonymous
+// mapping at the same address, so that neither one's writes reach the other; the descriptors
+// close, and the segments are never offered to peers again. For the copy to be the memory at the
+// fork, as fork promises, the parent waits in its own handler until the child has made it (a pipe:
+// the child writes a byte, or dies, which ends the wait too). The heap's lock is held across the
+// fork, so that the child copies a consistent list of allocations; the child re-creates it.
+//
+// The cost is the copy: the parent's fork takes about 0.65 s per GiB of live heap memory (fork +
+// child + wait with 1 GiB from libddtkit-malloc.so, this machine, against 0.2 ms from the C
+// library's copy-on-write), and the child holds its own copy at once. posix_spawn, system() and
+// popen() (glibc >= 2.29), and Python's subprocess where it uses vfork, run no fork handlers and pay
+// nothing; a program that forks with gigabytes of heap memory under the interposer is better off
+// with DDTKIT_MALLOC=0 (docs/guide.md).
+int fork_pipe[2] = {-1, -1};  // between before_fork and the two after-fork handlers
+
+bool any_shared(const Heap& h) {
+  for (const auto& [base, s] : h.segments)
+    if (s.shared) return true;
+  return false;
+}
+
+void before_fork() {
+  Heap& h = heap();
+  h.m.lock();
+  fork_pipe[0] = fork_pipe[1] = -1;
+  if (any_shared(h) && pipe2(fork_pipe, O_CLOEXEC) != 0) fork_pipe[0] = fork_pipe[1] = -1;
+}
+
+void parent_after_fork() {
+  if (fork_pipe[1] >= 0) {
+    close(fork_pipe[1]);
+    char c;
+    ssize_t r;
+    do r = read(fork_pipe[0], &c, 1);  // 1: copied; 0: the child is gone (or the fork failed)
+    while (r < 0 && errno == EINTR);
+    close(fork_pipe[0]);
+  }
+  heap().m.unlock();
+}
+
 void privatize_after_fork() {
   Heap& h = heap();
   new (&h.m) std::mutex;
@@ -155,9 +202,9 @@ void privatize_after_fork() {
       for (const auto& [lo, hi] : used_pages(s)) kept.push_back(copy_aside(lo, hi - lo));
       mmap(reinterpret_cast<void*>(base), static_cast<size_t>(s.size), PROT_NONE,
            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);  // on failure the runs are still replaced
-      for (const Aside& a : kept) put_back(a);
+      for (const Aside& a : kept) put_back(a, s.fd, base);
     } else {
-      put_back(copy_aside(base, static_cast<size_t>(s.size)));
+      put_back(copy_aside(base, static_cast<size_t>(s.size)), s.fd, base);
     }
     if (s.fd >= 0) close(s.fd), open_fds.fetch_sub(1, std::memory_order_relaxed);
     s.fd = -1;
@@ -166,6 +213,13 @@ void privatize_after_fork() {
   }
   h.released.clear();
   h.generation.fetch_add(1, std::memory_order_release);
+  if (fork_pipe[1] >= 0) {
+    close(fork_pipe[0]);
+    const char c = 1;
+    if (write(fork_pipe[1], &c, 1) != 1) {
+    }  // the parent's read ends either way: at this byte or at the close
+    close(fork_pipe[1]);
+  }
 }
 
 // A new sealed segment of size bytes mapped here: its base, or 0 on failure. A window's pages
