@@ -74,6 +74,30 @@ struct Heap {
   // the lock drew 5% of a 480 B ping-pong's perf samples.
   std::atomic<bool> any_released{false};
 };
+// The forking thread holds the heap's lock from before_fork to the after-fork handlers. Fork
+// handlers of other libraries run in between on that thread (prepare handlers registered before
+// ours run after ours; parent and child ones before ours), and may allocate or free through the
+// preloaded malloc: on that thread the heap's entry points pass without locking again, where a
+// second lock of the std::mutex would hang the fork. Every other thread waits for the lock.
+__attribute__((tls_model("initial-exec"))) thread_local bool holds_for_fork = false;
+
+// The heap's lock, unless this thread holds it for a fork.
+class HeapLock {
+ public:
+  explicit HeapLock(std::mutex& m) : m_(m), taken_(!holds_for_fork) {
+    if (taken_) m_.lock();
+  }
+  ~HeapLock() {
+    if (taken_) m_.unlock();
+  }
+  HeapLock(const HeapLock&) = delete;
+  HeapLock& operator=(const HeapLock&) = delete;
+
+ private:
+  std::mutex& m_;
+  bool taken_;
+};
+
 void before_fork();
 void parent_after_fork();
 void privatize_after_fork();
@@ -167,6 +191,7 @@ bool any_shared(const Heap& h) {
 void before_fork() {
   Heap& h = heap();
   h.m.lock();
+  holds_for_fork = true;
   fork_pipe[0] = fork_pipe[1] = -1;
   if (any_shared(h) && pipe2(fork_pipe, O_CLOEXEC) != 0) fork_pipe[0] = fork_pipe[1] = -1;
 }
@@ -180,12 +205,14 @@ void parent_after_fork() {
     while (r < 0 && errno == EINTR);
     close(fork_pipe[0]);
   }
+  holds_for_fork = false;
   heap().m.unlock();
 }
 
 void privatize_after_fork() {
   Heap& h = heap();
   new (&h.m) std::mutex;
+  holds_for_fork = false;
   for (auto& [base, s] : h.segments) {
     if (!s.shared) continue;
     if (s.window) {
@@ -312,7 +339,7 @@ void window_give(Segment& s, uintptr_t at, int64_t bytes) {
 
 SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer) {
   Heap& h = heap();
-  std::lock_guard<std::mutex> g(h.m);
+  HeapLock g(h.m);
   auto it = containing(h, lo);
   if (it == h.segments.end() || !it->second.shared || hi < lo || hi > it->first + static_cast<uintptr_t>(it->second.size))
     return {};
@@ -322,7 +349,7 @@ SegmentRef find_segment(uintptr_t lo, uintptr_t hi, int peer) {
 
 void set_sent(uint64_t id, int peer) {
   Heap& h = heap();
-  std::lock_guard<std::mutex> g(h.m);
+  HeapLock g(h.m);
   for (auto& [base, s] : h.segments)
     if (s.id == id) s.sent.set(peer);
   h.generation.fetch_add(1, std::memory_order_release);
@@ -334,7 +361,7 @@ std::vector<Released> take_released() {
   Heap& h = heap();
   std::vector<Released> r;
   if (!h.any_released.load(std::memory_order_acquire)) return r;
-  std::lock_guard<std::mutex> g(h.m);
+  HeapLock g(h.m);
   r.swap(h.released);
   h.any_released.store(false, std::memory_order_relaxed);
   return r;
@@ -358,7 +385,7 @@ int ddt_alloc(int64_t bytes, void** ptr) {
     const int64_t align = large ? page : kAlign;
     const int64_t need = std::max<int64_t>(kAlign, (bytes + align - 1) / align * align);
     Heap& h = heap();
-    std::lock_guard<std::mutex> g(h.m);
+    HeapLock g(h.m);
     const auto take = [&](uintptr_t base, Segment& s) {
       void* p = window_take(s, need, align);
       if (p && large) drop_pages(s, base, reinterpret_cast<uintptr_t>(p), need);
@@ -385,7 +412,7 @@ int ddt_free(void* ptr) {
   if (!maybe_ours(reinterpret_cast<uintptr_t>(ptr))) return DDT_ERR_ARG;
   return ddt::guarded([&] {
     Heap& h = heap();
-    std::lock_guard<std::mutex> g(h.m);
+    HeapLock g(h.m);
     const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
     auto it = containing(h, a);
     if (it == h.segments.end()) return static_cast<int>(DDT_ERR_ARG);
@@ -426,7 +453,7 @@ int ddt_alloc_size(const void* ptr, int64_t* bytes) {
   if (!maybe_ours(a)) return DDT_ERR_ARG;
   return ddt::guarded([&] {
     Heap& h = heap();
-    std::lock_guard<std::mutex> g(h.m);
+    HeapLock g(h.m);
     auto it = containing(h, a);
     if (it == h.segments.end()) return static_cast<int>(DDT_ERR_ARG);
     const Segment& s = it->second;

@@ -6,6 +6,7 @@
 // runtime moved it through the heap (ddt_comm_get_times) and that every byte arrived.
 // Linked with the shared libddtkit.so: the allocator and the runtime must share one heap.
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,22 @@ void pages() {
 
 void fragments();
 
+// Fork handlers of "another library": each allocates and frees a 256 KiB heap block while on
+// (prepare and parent in the parent, prepare and child in the child). They are registered after
+// the heap's, as nearly every library's are: the heap registers its own at its first allocation,
+// which the C++ runtime makes before main (its exception pool). So the prepare handler runs before
+// the heap takes its lock, and the others after it lets go (heap.cpp: holds_for_fork covers the
+// other order, which this test cannot arrange).
+bool handlers_on = false;
+int handler_bytes = 0;
+void handler_alloc() {
+  if (!handlers_on) return;
+  char* p = static_cast<char*>(malloc(256 << 10));
+  if (p) p[0] = 1;  // written, as a library's would be
+  if (p && in_heap(p)) ++handler_bytes;
+  free(p);
+}
+
 void contract() {
   const size_t big = 256 << 10, huge = 3 << 20;
   void* small = malloc(100);
@@ -198,6 +215,18 @@ void contract() {
   waitpid(pid3, &status, 0);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a forked child saw its parent's writes made after the fork");
   free(m);
+  // Fork handlers of other libraries that allocate and free heap memory (in the parent before and
+  // after the fork, in the child after the heap's copy): the fork must finish and each must get
+  // heap memory (an alarm ends the test if it hangs).
+  handlers_on = true;
+  alarm(60);
+  const pid_t pid4 = fork();
+  if (pid4 == 0) _exit(handler_bytes == 2 ? 0 : 1);  // prepare (before the fork) and child
+  handlers_on = false;
+  waitpid(pid4, &status, 0);
+  alarm(0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork handlers that allocate heap memory failed in the child");
+  CHECK(handler_bytes == 2, "fork handlers that allocate heap memory ran %d times in the parent, not 2", handler_bytes);
   descriptors();
   pages();
   fragments();
@@ -288,6 +317,7 @@ void transfer(int rank, int size) {
 }  // namespace
 
 int main() {
+  pthread_atfork(handler_alloc, handler_alloc, handler_alloc);
   void* probe = calloc(1, 1 << 20);
   if (!in_heap(probe)) {
     fprintf(stderr, "malloc_test: run it under LD_PRELOAD=libddtkit-malloc.so (a 1 MiB calloc is not in the heap)\n");
