@@ -169,10 +169,12 @@ std::map<uintptr_t, uintptr_t> used_pages(const Segment& s) {
 // fork() with heap memory. The segments are shared mappings, which a child would share with its
 // parent: the child's handler copies each inherited segment's bytes into a private anonymous
 // mapping at the same address, so that neither one's writes reach the other; the descriptors
-// close, and the segments are never offered to peers again. For the copy to be the memory at the
-// fork, as fork promises, the parent waits in its own handler until the child has made it (a pipe:
-// the child writes a byte, or dies, which ends the wait too). The heap's lock is held across the
-// fork, so that the child copies a consistent list of allocations; the child re-creates it.
+// close, and the segments are never offered to peers again. So that the forking thread's writes
+// after fork() returns do not reach the copy, the parent waits in its own handler until the child
+// has made it (a pipe: the child writes a byte, or dies, which ends the wait too). Other threads
+// of the parent are not stopped: what they write before the child has copied can still reach it.
+// The heap's lock is held across the fork, so that the child copies a consistent list of
+// allocations; the child re-creates it.
 //
 // The cost is the copy: the parent's fork takes about 0.5 s per GiB of live heap memory (fork +
 // child + wait with 1 GiB from libddtkit-malloc.so, this machine, against 0.2 ms from the C
