@@ -74,11 +74,20 @@ struct Heap {
   // the lock drew 5% of a 480 B ping-pong's perf samples.
   std::atomic<bool> any_released{false};
 };
-// The forking thread holds the heap's lock from before_fork to the after-fork handlers. Fork
-// handlers of other libraries run in between on that thread (prepare handlers registered before
-// ours run after ours; parent and child ones before ours), and may allocate or free through the
-// preloaded malloc: on that thread the heap's entry points pass without locking again, where a
-// second lock of the std::mutex would hang the fork. Every other thread waits for the lock.
+// The forking thread holds the heap's lock from before_fork to the after-fork handlers. The heap
+// registers its handlers when the library is loaded (register_fork_handlers, below), before nearly
+// every other library's, so that the others' prepare handlers run before it takes the lock and
+// their parent and child handlers after the child has its copy. A library whose constructor ran
+// earlier (one loaded after libddtkit, as tests/shm/fork_first.cpp arranges) has its handlers run
+// inside that bracket, on the forking thread, and they may allocate or free through the preloaded
+// malloc: on that thread the heap's entry points pass without locking again, where a second lock
+// of the std::mutex would hang the fork; a fork from inside them nests (fork_depth); and while
+// the bracket lasts the parent and the child still share every segment, so an allocation takes a
+// segment of its own and a free leaves the window's pages alone (ddt_alloc, ddt_free): a punched
+// hole or a reused block would change the other process's bytes. What remains unsafe there is
+// a write to an inherited block, which reaches the other process, and a lock-order cycle with a
+// library whose prepare handler takes a mutex that its own threads hold while they allocate.
+// Every other thread waits for the lock.
 __attribute__((tls_model("initial-exec"))) thread_local bool holds_for_fork = false;
 
 // The heap's lock, unless this thread holds it for a fork.
@@ -108,6 +117,10 @@ Heap& heap() {
   }();
   return *h;
 }
+// At load (or at the heap's first use, if that comes sooner: the C++ runtime's startup allocation
+// can reach the preloaded malloc before this library's constructors run). Registered at first use
+// only, another library's handlers registered earlier would run inside the heap's bracket.
+__attribute__((constructor)) void register_fork_handlers() { heap(); }
 
 // Segments whose descriptor is open, one per segment mapped (and shared) in this process, kept
 // so that a peer can be sent it on first use: changed under the heap's lock, read without it
@@ -142,8 +155,14 @@ void take_private(uintptr_t at, size_t n, int fd, uintptr_t base) {
   // through a mapping of the file, made aside and moved in, took 0.66-0.70).
   if (mmap(p, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0) != MAP_FAILED) {
     size_t done = 0;
-    for (ssize_t r; done < n; done += static_cast<size_t>(r))
-      if ((r = pread(fd, static_cast<char*>(p) + done, n - done, off + static_cast<off_t>(done))) <= 0) break;
+    while (done < n) {
+      const ssize_t r = pread(fd, static_cast<char*>(p) + done, n - done, off + static_cast<off_t>(done));
+      if (r > 0) {
+        done += static_cast<size_t>(r);
+      } else if (r == 0 || errno != EINTR) {
+        break;
+      }
+    }
     if (done == n) return;
   }
   if (mmap(p, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, off) != MAP_FAILED) return;
@@ -176,13 +195,21 @@ std::map<uintptr_t, uintptr_t> used_pages(const Segment& s) {
 // The heap's lock is held across the fork, so that the child copies a consistent list of
 // allocations; the child re-creates it.
 //
+// The pipe's ends are kept per nesting level (fork_depth, a fork from a fork handler inside the
+// bracket), and a child closes every level's after writing its byte (the write first: with its
+// own read end still open it cannot be killed by SIGPIPE if the parent has died).
+//
 // The cost is the copy: the parent's fork takes about 0.5 s per GiB of live heap memory (fork +
 // child + wait with 1 GiB from libddtkit-malloc.so, this machine, against 0.2 ms from the C
 // library's copy-on-write), and the child holds its own copy at once. posix_spawn, system() and
 // popen() (glibc >= 2.29), and Python's subprocess where it uses vfork, run no fork handlers and pay
 // nothing; a program that forks with gigabytes of heap memory under the interposer is better off
 // with DDTKIT_MALLOC=0 (docs/guide.md).
-int fork_pipe[2] = {-1, -1};  // between before_fork and the two after-fork handlers
+// Between before_fork and the two after-fork handlers; changed only by the thread that holds the
+// heap's lock for the fork. Deeper than kForkDepth, a fork does not wait for its child's copy.
+constexpr int kForkDepth = 4;
+int fork_depth = 0;
+int fork_pipe[kForkDepth][2];
 
 bool any_shared(const Heap& h) {
   for (const auto& [base, s] : h.segments)
@@ -192,21 +219,28 @@ bool any_shared(const Heap& h) {
 
 void before_fork() {
   Heap& h = heap();
-  h.m.lock();
-  holds_for_fork = true;
-  fork_pipe[0] = fork_pipe[1] = -1;
-  if (any_shared(h) && pipe2(fork_pipe, O_CLOEXEC) != 0) fork_pipe[0] = fork_pipe[1] = -1;
+  if (!holds_for_fork) {  // else a fork from a fork handler inside this thread's bracket
+    h.m.lock();
+    holds_for_fork = true;
+  }
+  const int d = fork_depth++;
+  if (d >= kForkDepth) return;
+  int* const fds = fork_pipe[d];
+  fds[0] = fds[1] = -1;
+  if (any_shared(h) && pipe2(fds, O_CLOEXEC) != 0) fds[0] = fds[1] = -1;
 }
 
 void parent_after_fork() {
-  if (fork_pipe[1] >= 0) {
-    close(fork_pipe[1]);
+  const int d = --fork_depth;
+  if (d < kForkDepth && fork_pipe[d][1] >= 0) {
+    close(fork_pipe[d][1]);
     char c;
     ssize_t r;
-    do r = read(fork_pipe[0], &c, 1);  // 1: copied; 0: the child is gone (or the fork failed)
+    do r = read(fork_pipe[d][0], &c, 1);  // 1: copied; 0: the child is gone (or the fork failed)
     while (r < 0 && errno == EINTR);
-    close(fork_pipe[0]);
+    close(fork_pipe[d][0]);
   }
+  if (d > 0) return;  // the outer fork's bracket goes on
   holds_for_fork = false;
   heap().m.unlock();
 }
@@ -238,13 +272,16 @@ void privatize_after_fork() {
   }
   h.released.clear();
   h.generation.fetch_add(1, std::memory_order_release);
-  if (fork_pipe[1] >= 0) {
-    close(fork_pipe[0]);
+  const int d = fork_depth - 1;  // this child's fork; the levels below are its ancestors' forks
+  if (d < kForkDepth && fork_pipe[d][1] >= 0) {
     const char c = 1;
-    if (write(fork_pipe[1], &c, 1) != 1) {
+    if (write(fork_pipe[d][1], &c, 1) != 1) {
     }  // the parent's read ends either way: at this byte or at the close
-    close(fork_pipe[1]);
   }
+  for (int i = 0; i <= d && i < kForkDepth; ++i)
+    for (int& fd : fork_pipe[i])
+      if (fd >= 0) close(fd), fd = -1;
+  fork_depth = 0;
 }
 
 // A new sealed segment of size bytes mapped here: its base, or 0 on failure. A window's pages
@@ -388,6 +425,12 @@ int ddt_alloc(int64_t bytes, void** ptr) {
     const int64_t need = std::max<int64_t>(kAlign, (bytes + align - 1) / align * align);
     Heap& h = heap();
     HeapLock g(h.m);
+    if (holds_for_fork) {  // inside a fork's handlers (see holds_for_fork): nothing shared is reused
+      const uintptr_t base = new_segment(h, (need + page - 1) / page * page, false);
+      if (!base) return static_cast<int>(DDT_ERR_NO_MEM);
+      *ptr = reinterpret_cast<void*>(base);
+      return static_cast<int>(DDT_SUCCESS);
+    }
     const auto take = [&](uintptr_t base, Segment& s) {
       void* p = window_take(s, need, align);
       if (p && large) drop_pages(s, base, reinterpret_cast<uintptr_t>(p), need);
@@ -423,7 +466,10 @@ int ddt_free(void* ptr) {
       auto u = s.used.find(a);
       if (u == s.used.end()) return static_cast<int>(DDT_ERR_ARG);  // not an allocation's start
       const int64_t page = sysconf(_SC_PAGESIZE);
-      if (u->second >= kDedicated && a % page == 0 && u->second % page == 0) drop_pages(s, it->first, a, u->second);
+      // Not inside a fork's handlers (see holds_for_fork): the other process may still use the
+      // block. Its pages stay; a large block taken later is emptied then (ddt_alloc).
+      if (u->second >= kDedicated && a % page == 0 && u->second % page == 0 && !holds_for_fork)
+        drop_pages(s, it->first, a, u->second);
       window_give(s, a, u->second);
       s.used.erase(u);
       return static_cast<int>(DDT_SUCCESS);

@@ -115,10 +115,9 @@ void fragments();
 
 // Fork handlers of "another library": each allocates and frees a 256 KiB heap block while on
 // (prepare and parent in the parent, prepare and child in the child). They are registered after
-// the heap's, as nearly every library's are: the heap registers its own at its first allocation,
-// which the C++ runtime makes before main (its exception pool). So the prepare handler runs before
-// the heap takes its lock, and the others after it lets go (heap.cpp: holds_for_fork covers the
-// other order, which this test cannot arrange).
+// the heap's, as nearly every library's are: the heap registers its own when libddtkit is loaded.
+// So the prepare handler runs before the heap takes its lock, and the others after it lets go
+// (heap_fork_order_test arranges the other order).
 bool handlers_on = false;
 int handler_bytes = 0;
 void handler_alloc() {
