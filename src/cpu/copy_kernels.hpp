@@ -502,6 +502,24 @@ inline void stream_fence() {
 // kPrefetchMaxWidth: above that the hardware prefetcher has a whole block to train on, and the
 // extra instructions cost (probe: 64 KiB blocks 1.06-1.20 of memcpy without, 0.82-0.94 with).
 constexpr int64_t kPrefetchMaxWidth = int64_t{16} << 10;
+// Only the block's first kPrefetchHead bytes are prefetched: the cold start is at the block's
+// head, and once its first lines have been asked for, the hardware prefetcher follows the rest of
+// the block. A prefetch of every line of the block ahead spends load slots on lines the hardware
+// fetches anyway. Measured at 2977323 (a probe of ddt_pack against AVX2 streaming loops, 64 MiB
+// payload, stride 2 x block, line-aligned output, fraction of memcpy, two runs, medians of 7):
+// whole block 1 KiB 0.54-0.63, 2 KiB 0.72-0.74, 4 KiB 0.66-0.72, 8 KiB 0.72-0.75; no prefetch
+// 0.65-0.70, 0.73-0.83, 0.73-0.82, 0.86-0.88; the first 4 lines of the next block 0.76-0.78,
+// 0.86-0.93, 0.85-0.99, 0.96-0.99 (glibc's memcpy per block 0.44-0.47, 0.50-0.52, 0.80-0.91,
+// 0.89). (On the machine of the measurement above, whole-block prefetch had been the gain over
+// none; the head alone removes the same cold start.)
+constexpr int64_t kPrefetchHead = 512;
+inline void prefetch_head(const char* block, int64_t w) {
+#if defined(__SSE2__)
+  for (int64_t l = 0; l < std::min(w, kPrefetchHead); l += 64) _mm_prefetch(block + l, _MM_HINT_T0);
+#else
+  (void)block, (void)w;
+#endif
+}
 
 // Wide: with 32-byte streaming stores (the caller checked have_avx2). The AVX2 copy stays a call
 // per block or per staged buffer: GCC does not inline target-specific code into these templates.
@@ -557,8 +575,7 @@ inline void stream_gather_loop(char* seq, uintptr_t p, int64_t stride, int64_t w
     off = 0, ++i;
 #if defined(__SSE2__)
     if (ahead && i + ahead < count) {  // the source block `ahead` blocks on, a touch per line
-      const char* next = reinterpret_cast<const char*>(p + static_cast<uintptr_t>((i + ahead) * stride));
-      for (int64_t l = 0; l < w; l += 64) _mm_prefetch(next + l, _MM_HINT_T0);
+      prefetch_head(reinterpret_cast<const char*>(p + static_cast<uintptr_t>((i + ahead) * stride)), w);
     }
 #endif
   };
@@ -575,8 +592,7 @@ inline void stream_gather_loop(char* seq, uintptr_t p, int64_t stride, int64_t w
     for (; i < count; ++i, seq += w, p += static_cast<uintptr_t>(stride)) {  // a plain loop: no lambda per block
 #if defined(__SSE2__)
       if (ahead && i + ahead < count) {
-        const char* next = reinterpret_cast<const char*>(p + static_cast<uintptr_t>(ahead * stride));
-        for (int64_t l = 0; l < w; l += 64) _mm_prefetch(next + l, _MM_HINT_T0);
+        prefetch_head(reinterpret_cast<const char*>(p + static_cast<uintptr_t>(ahead * stride)), w);
       }
 #endif
       stream_line_copy<Wide>(seq, reinterpret_cast<const char*>(p), w);
@@ -660,9 +676,7 @@ inline void stream_gather_lines(char* seq, uintptr_t p, int64_t stride, int64_t 
 // the block that far on (the hardware prefetcher restarts at every block of a few lines).
 // Measured in a probe (64 MiB payload, stride 2 x block, fraction of memcpy, three runs): 64 B
 // blocks 0.78-0.90 through ddt_pack, against 0.53-0.74 with plain stores; 512 B 0.97-1.27 against
-// 0.52-0.77. Into an output 16 bytes past a line (malloc's large blocks) the same streaming, line
-// by line across two blocks, ran 64 B at 0.47-0.54 against 0.67-0.92 plain (four runs of each
-// build alternated), so other outputs keep plain stores.
+// 0.52-0.77.
 constexpr int64_t kWholeLinesAhead = 2048;
 inline void stream_gather_whole_lines(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
   const int64_t ahead = std::max<int64_t>(1, kWholeLinesAhead / std::max<int64_t>(1, stride < 0 ? -stride : stride));
@@ -675,6 +689,46 @@ inline void stream_gather_whole_lines(char* seq, uintptr_t p, int64_t stride, in
       _mm_stream_si128(reinterpret_cast<__m128i*>(d + j), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + j)));
   }
 }
+
+// Whether the blocks at p, every stride bytes, leave whole lines untouched between them (a
+// stride that is not a multiple of a line, or negative, counts as yes).
+inline bool skips_lines(uintptr_t p, int64_t stride, int64_t w) {
+  if (stride <= 0 || stride % 64 != 0) return true;
+  const int64_t a = static_cast<int64_t>(p & 63);
+  return (a + stride) / 64 > (a + w - 1) / 64 + 1;
+}
+
+// The same gather into an output at a multiple of 16 bytes past a line (malloc's large blocks lie
+// 16 bytes past one), where the source's blocks leave no line between them untouched: every 16
+// bytes of the output are 16 bytes of one block, so each output line is assembled in four
+// registers and streamed whole (the output's first and last partial lines are stored plainly).
+// Where blocks skip lines the hardware prefetcher restarts at each one and this loop, with its
+// test per 16 bytes, loses to plain stores. Measured at 2977323+ (probe, ddt_pack, 64 MiB
+// payload, stride 2 x block, fraction of memcpy, two runs, medians of 9; the kernel before it,
+// plain stores, in brackets): 64 B blocks, output and source 16 bytes past a line (each block's two
+// lines meet the next block's) 0.86-0.87 [0.61-0.70]; source line-aligned (a line skipped
+// between blocks) 0.49-0.58 [0.72-0.75], which keeps plain stores. (Line by line across two
+// blocks with a call per block, an earlier attempt, ran 64 B at 0.47-0.54.)
+inline void stream_gather_chunks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+  int64_t off = 0;  // the next 16 source bytes: byte off of the block at b
+  uintptr_t b = p;
+  const auto next = [&]() __attribute__((always_inline)) {  // (not inlined, it halved the speed)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + static_cast<uintptr_t>(off)));
+    if ((off += 16) == w) off = 0, b += static_cast<uintptr_t>(stride);
+    return v;
+  };
+  int64_t left = w * count;
+  for (; left > 0 && (reinterpret_cast<uintptr_t>(seq) & 63); left -= 16, seq += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(seq), next());
+  for (; left >= 64; left -= 64, seq += 64) {
+    const __m128i v0 = next(), v1 = next(), v2 = next(), v3 = next();
+    _mm_stream_si128(reinterpret_cast<__m128i*>(seq), v0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(seq + 16), v1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(seq + 32), v2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(seq + 48), v3);
+  }
+  for (; left > 0; left -= 16, seq += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(seq), next());
+}
 #endif
 
 template <bool Gather>
@@ -685,8 +739,10 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
       case 8: return stream_gather_lines<8>(seq, p, stride, count);
       case 16: return stream_gather_lines<16>(seq, p, stride, count);
     }
-  if (Gather && stream_whole_line_width(w)) {  // an output that is not line-aligned: plain stores
+  if (Gather && stream_whole_line_width(w)) {
     if ((reinterpret_cast<uintptr_t>(seq) & 63) == 0) return stream_gather_whole_lines(seq, p, stride, w, count);
+    if ((reinterpret_cast<uintptr_t>(seq) & 15) == 0 && !skips_lines(p, stride, w))
+      return stream_gather_chunks(seq, p, stride, w, count);
     return run_blocks<true>(seq, p, stride, w, count);  // the plain kernels' width dispatch
   }
 #endif
