@@ -632,8 +632,8 @@ __attribute__((target("avx2"))) inline void stream_blocks_avx2(char* seq, uintpt
 #endif
 
 #if defined(__SSE2__)
-// Gather of small blocks of W = 4, 8 or 16 bytes with streaming stores: each 64-byte line of the
-// output is assembled in four registers from 64 / W blocks and streamed whole, so the output is
+// Gather of small blocks of W = 4, 8, 16 or 32 bytes with streaming stores: each 64-byte line of
+// the output is assembled in four registers from 64 / W blocks and streamed whole, so the output is
 // never read for ownership (a quarter of the memory traffic of a strided gather of small blocks
 // out of cache: source span, output read, output written). Blocks are moved plainly until the
 // output reaches a line boundary, and after its last whole line; an output that never reaches
@@ -660,7 +660,12 @@ inline void stream_gather_lines(char* seq, uintptr_t p, int64_t stride, int64_t 
   constexpr int64_t per = 64 / W;  // blocks per output line
   for (; i + per <= count; i += per, seq += 64, p += static_cast<uintptr_t>(per * stride)) {
     __m128i v[4];
-    for (int k = 0; k < 4; ++k) v[k] = gather_word<W>(p + static_cast<uintptr_t>(k * (16 / W) * stride), stride);
+    if constexpr (W == 32) {  // two words of each of two blocks
+      for (int k = 0; k < 4; ++k)
+        v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + static_cast<uintptr_t>((k / 2) * stride + (k % 2) * 16)));
+    } else {
+      for (int k = 0; k < 4; ++k) v[k] = gather_word<W>(p + static_cast<uintptr_t>(k * (16 / W) * stride), stride);
+    }
     for (int k = 0; k < 4; ++k) _mm_stream_si128(reinterpret_cast<__m128i*>(seq + 16 * k), v[k]);
   }
   for (; i < count; ++i, seq += W, p += static_cast<uintptr_t>(stride)) std::memcpy(seq, reinterpret_cast<const char*>(p), W);
@@ -738,6 +743,10 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
       case 4: return stream_gather_lines<4>(seq, p, stride, count);
       case 8: return stream_gather_lines<8>(seq, p, stride, count);
       case 16: return stream_gather_lines<16>(seq, p, stride, count);
+      case 32:  // an output 16 bytes past a multiple of 32 never reaches a line at a block's start
+        if ((reinterpret_cast<uintptr_t>(seq) & 31) == 16 && !skips_lines(p, stride, w))
+          return stream_gather_chunks(seq, p, stride, w, count);
+        return stream_gather_lines<32>(seq, p, stride, count);
     }
   if (Gather && stream_whole_line_width(w)) {
     if ((reinterpret_cast<uintptr_t>(seq) & 63) == 0) return stream_gather_whole_lines(seq, p, stride, w, count);

@@ -190,11 +190,15 @@ inline int plain_index(int64_t width, int dims) {
 // streaming lose below 1 KiB. Measured (vector of char, 64 MiB payload, stride 2 x block,
 // fraction of memcpy, settled samples, medians of 5; plain stores, then streamed in three runs):
 // 4 B 0.58 / 0.60-0.62, 8 B 0.61 / 0.71-0.75, 16 B 0.57 / 0.77-0.79; 32 B 0.69 / 0.64-0.75 and
-// 64 B 0.70 / 0.64-0.66 (no gain, not streamed). Blocks under 4 bytes go to the shuffle kernel.
+// 64 B 0.70 / 0.64-0.66 (no gain then, not streamed). Blocks under 4 bytes go to the shuffle
+// kernel. 32 B streams since 2977323+: measured again (probe, ddt_pack, three runs, medians of 7,
+// outputs and sources 0 or 16 bytes past a line) plain stores ran 0.60-0.72 and a memcpy call per
+// block 0.62-0.80, streamed 0.85-1.01 (an output 16 bytes past a multiple of 32 by
+// stream_gather_chunks, which the whole-line widths below use too).
 constexpr int64_t kStreamBytes = int64_t{16} << 20;
 constexpr int64_t kStreamMinWidth = 64;
 constexpr int64_t kStreamGatherMinWidth = 1024;
-inline bool stream_line_width(int64_t w) { return w == 4 || w == 8 || w == 16; }
+inline bool stream_line_width(int64_t w) { return w == 4 || w == 8 || w == 16 || w == 32; }
 // Gathers of blocks of whole lines below 1 KiB stream too into a line-aligned output, and into
 // one at a multiple of 16 bytes where the source's blocks skip no line (copy_kernels.hpp's
 // stream_gather_whole_lines and stream_gather_chunks, measurements there); otherwise they take
