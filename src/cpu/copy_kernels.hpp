@@ -707,19 +707,30 @@ inline bool skips_lines(uintptr_t p, int64_t stride, int64_t w) {
 // 16 bytes past one), where the source's blocks leave no line between them untouched: every 16
 // bytes of the output are 16 bytes of one block, so each output line is assembled in four
 // registers and streamed whole (the output's first and last partial lines are stored plainly).
-// Where blocks skip lines the hardware prefetcher restarts at each one and this loop, with its
-// test per 16 bytes, loses to plain stores. Measured at 2977323+ (probe, ddt_pack, 64 MiB
-// payload, stride 2 x block, fraction of memcpy, two runs, medians of 9; the kernel before it,
-// plain stores, in brackets): 64 B blocks, output and source 16 bytes past a line (each block's two
-// lines meet the next block's) 0.86-0.87 [0.61-0.70]; source line-aligned (a line skipped
-// between blocks) 0.49-0.58 [0.72-0.75], which keeps plain stores. (Line by line across two
-// blocks with a call per block, an earlier attempt, ran 64 B at 0.47-0.54.)
-inline void stream_gather_chunks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
+// Measured at 2977323+ (probe, ddt_pack, 64 MiB payload, stride 2 x block, fraction of memcpy,
+// two runs, medians of 9; the kernel before it, plain stores, in brackets): 64 B blocks, output
+// and source 16 bytes past a line (each block's two lines meet the next block's) 0.86-0.87
+// [0.61-0.70]. Where blocks skip lines the hardware prefetcher restarts at each one: without a
+// prefetch this loop ran 64 B from a line-aligned source at 0.49-0.58 [0.72-0.75]. With the head
+// of the block kWholeLinesAhead bytes on prefetched at each block's start (ahead, in blocks;
+// stream_blocks passes it for widths below 512), 128-384 B blocks, output 16 bytes past a line,
+// three runs, source 16 past / line-aligned: 128 B 0.64-0.82 [0.53-0.64] / 0.73-0.95 [0.66-0.80],
+// 256 B 0.72-0.81 [0.57-0.80] / 0.57-0.63 [0.57-0.63], 384 B 0.67-0.69 [0.60-0.61] / 0.58-0.69
+// [0.57-0.64]; make bench's sweep (--full, 64 MiB) 128 B 0.59-0.64 -> 0.72-0.89 and 256 B 0.62-0.67
+// -> 0.70-0.81 (a memcpy per block 0.48-0.58). At 512 B the same loop ran 0.29-0.35 against
+// 0.50, so from 512 B such outputs keep plain stores. (Line by line across two blocks with a call
+// per block, an earlier attempt, ran 64 B at 0.47-0.54.)
+inline void stream_gather_chunks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count, int64_t ahead = 0) {
   int64_t off = 0;  // the next 16 source bytes: byte off of the block at b
   uintptr_t b = p;
+  const uintptr_t far = static_cast<uintptr_t>(ahead * stride);
+  const uintptr_t last = p + static_cast<uintptr_t>((count - 1) * stride);
   const auto next = [&]() __attribute__((always_inline)) {  // (not inlined, it halved the speed)
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + static_cast<uintptr_t>(off)));
-    if ((off += 16) == w) off = 0, b += static_cast<uintptr_t>(stride);
+    if ((off += 16) == w) {
+      off = 0, b += static_cast<uintptr_t>(stride);
+      if (ahead && b + far <= last) prefetch_head(reinterpret_cast<const char*>(b + far), w);
+    }
     return v;
   };
   int64_t left = w * count;
@@ -752,6 +763,8 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
     if ((reinterpret_cast<uintptr_t>(seq) & 63) == 0) return stream_gather_whole_lines(seq, p, stride, w, count);
     if ((reinterpret_cast<uintptr_t>(seq) & 15) == 0 && !skips_lines(p, stride, w))
       return stream_gather_chunks(seq, p, stride, w, count);
+    if ((reinterpret_cast<uintptr_t>(seq) & 15) == 0 && w < 512 && stride > 0)  // with prefetches
+      return stream_gather_chunks(seq, p, stride, w, count, std::max<int64_t>(1, kWholeLinesAhead / stride));
     return run_blocks<true>(seq, p, stride, w, count);  // the plain kernels' width dispatch
   }
 #endif

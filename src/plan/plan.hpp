@@ -200,9 +200,9 @@ constexpr int64_t kStreamMinWidth = 64;
 constexpr int64_t kStreamGatherMinWidth = 1024;
 inline bool stream_line_width(int64_t w) { return w == 4 || w == 8 || w == 16 || w == 32; }
 // Gathers of blocks of whole lines below 1 KiB stream too into a line-aligned output, and into
-// one at a multiple of 16 bytes where the source's blocks skip no line (copy_kernels.hpp's
-// stream_gather_whole_lines and stream_gather_chunks, measurements there); otherwise they take
-// plain stores.
+// one at a multiple of 16 bytes where the source's blocks skip no line or the blocks are under
+// 512 B (copy_kernels.hpp's stream_gather_whole_lines and stream_gather_chunks, measurements
+// there); otherwise they take plain stores.
 inline bool stream_whole_line_width(int64_t w) { return w >= kStreamMinWidth && w < kStreamGatherMinWidth && w % 64 == 0; }
 // Whether blocks of this width stream, once the output is past kStreamBytes (the walk asks per run).
 inline bool stream_width(int64_t width, bool gather) {

@@ -140,7 +140,7 @@ TEST(Executors, StreamingStoresMoveTheSameBytes) {
   // untouched between them stream into outputs 16 and 48 past a line too (stream_gather_chunks).
   const std::pair<int64_t, int64_t> shapes[] = {{4, 16},   {8, 24},    {16, 40},    {64, 136},  {100, 208},
                                                 {512, 1032}, {1024, 2056}, {4099, 8206}, {64, 128}, {128, 192}, {192, 256},
-                                                {32, 72},   {32, 64}};
+                                                {32, 72},   {32, 64},   {128, 320},  {384, 832}};
   for (const auto& [bl, st] : shapes) {
     const int64_t count = (ddt::kStreamBytes + (1 << 20)) / bl + 3;
     std::vector<char> src(count * st + 64);
