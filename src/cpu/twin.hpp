@@ -33,7 +33,7 @@ struct TwinRun {
       move_block<true, W>(s + delta, s, w);
   }
 
-  // count whole instances of level `level` at the given stride. Blocks from kWideMin prefetch
+  // count whole instances of level `level` at the given stride. Blocks from kTwinWideMin prefetch
   // both sides' first and last lines two blocks ahead, as wide_blocks_avx2 does for a gather:
   // with both sides strided the hardware prefetchers start over at every block on both sides.
   // ddt_copy of a vector of char into the same layout (2 MiB of blocks at stride 2 x block, one
@@ -42,11 +42,13 @@ struct TwinRun {
   // 0.79-0.91, 8 KiB 0.80-0.86 -> 0.80-0.91, 16 KiB 0.84-0.92 -> 0.85-0.94, 64 KiB 0.89-0.97 ->
   // 0.90-0.95. (avx2_copy in place of any_copy's memcpy below 4 KiB lost at 2 KiB, 0.65-0.70:
   // with both strides 4 KiB, each block's loads wait on the last one's stores, copy_kernels.hpp.)
+  // (1 KiB, where the measurements below start; a gather's kWideMin is lower since 05c8141+.)
+  static constexpr int64_t kTwinWideMin = 1024;
   void whole(int level, uintptr_t p, int64_t stride, int64_t count) {
     if (level == 0) {
       const int64_t w = W ? W : x.size[0];
 #if defined(__x86_64__)
-      if (W == 0 && w >= kWideMin) {
+      if (W == 0 && w >= kTwinWideMin) {
         const uintptr_t two = 2 * static_cast<uintptr_t>(stride), to = static_cast<uintptr_t>(delta);  // (mod 2^64)
         for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) {
           if (i + 2 < count) {
