@@ -387,6 +387,27 @@ inline void gather_pairs(char* seq, uintptr_t p, int64_t stride, int64_t count) 
 }
 #endif
 
+#if defined(__x86_64__)
+// Gather of 64 B blocks whose source lies at multiples of 32 bytes: two 32-byte loads and stores
+// a block, and the block kNear64Ahead blocks on asked for. Where the source lies 16 bytes past a
+// multiple of 32, every other 32-byte load would straddle two lines, and the baseline's 16-byte
+// moves stay. Measured at a9a2e65+ (probe, ddt_pack of a vector of 64 B blocks at stride 128, 2
+// MiB in cache, fraction of memcpy, three runs, medians of 11, 16-byte moves -> this loop):
+// line-aligned source 0.72-0.78 -> 0.85-1.04 (outputs 0 and 48 bytes past a line); source 32
+// bytes past a line 0.63-0.68 -> 0.64-0.67. (The 16-byte moves ran a source 16 bytes past a line
+// at 0.63-0.75, this loop's shape there 0.60-0.67: each block spans two lines, and the pack reads
+// every line of twice the payload.)
+constexpr int64_t kNear64Ahead = 8;
+__attribute__((target("avx2"))) inline void gather64_avx2(char* seq, uintptr_t p, int64_t stride, int64_t count) {
+  const uintptr_t far = kNear64Ahead * static_cast<uintptr_t>(stride);
+  for (int64_t i = 0; i < count; ++i, seq += 64, p += static_cast<uintptr_t>(stride)) {
+    if (i + kNear64Ahead < count) _mm_prefetch(reinterpret_cast<const char*>(p + far), _MM_HINT_T0);
+    const __m256i a = load32(reinterpret_cast<const char*>(p)), b = load32(reinterpret_cast<const char*>(p + 32));
+    store32(seq, a), store32(seq + 32, b);
+  }
+}
+#endif
+
 // count blocks of one width at a stride; run-time widths in [kMidMin, kMidMax) and [kWideMin,
 // kWideMax) take the AVX2 loop where the CPU has it.
 template <bool Gather, int64_t W>
@@ -394,6 +415,10 @@ inline void strided_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, in
 #if defined(__x86_64__)
   if (W == 0 && ((w >= kWideMin && w < kWideMax) || (w >= kMidMin && w < kMidMax)) && have_avx2())
     return wide_blocks_avx2<Gather>(seq, p, stride, w, count);
+#endif
+#if defined(__x86_64__)
+  if constexpr (Gather && W == 64)
+    if (((p | static_cast<uintptr_t>(stride)) & 31) == 0 && have_avx2()) return gather64_avx2(seq, p, stride, count);
 #endif
 #if defined(__SSE2__)
   if constexpr (Gather && W >= 24 && W % 16 == 8) {

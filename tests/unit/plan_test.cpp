@@ -266,7 +266,7 @@ TEST(Executors, StridedWideBlocks) {
   ASSERT_NE(map, MAP_FAILED);
   ASSERT_EQ(mprotect(map + span, page, PROT_NONE), 0);
   for (int64_t i = 0; i < span; ++i) map[i] = static_cast<char>(i * 131 + (i >> 9) * 7 + 3);
-  for (int64_t w : {128, 129, 160, 192, 255, 256, 257, 383, 384, 511, 512, 700, 1000, 1024, 1025, 2047, 2048, 4099})
+  for (int64_t w : {64, 128, 129, 160, 192, 255, 256, 257, 383, 384, 511, 512, 700, 1000, 1024, 1025, 2047, 2048, 4099})
     for (int64_t gap : {int64_t{1}, w, 3 * w})
       for (int64_t count : {1, 2, 3, 7})
         for (bool backward : {false, true}) {
