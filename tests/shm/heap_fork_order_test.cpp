@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "ddtkit.h"
+#include "../support/check.hpp"
 
 extern "C" {
 extern void (*fork_first_prepare)();
@@ -36,15 +37,7 @@ extern void (*fork_first_child)();
 namespace {
 
 int failures = 0;
-#define CHECK(cond, ...)                                 \
-  do {                                                   \
-    if (!(cond)) {                                       \
-      ++failures;                                        \
-      fprintf(stderr, "heap_fork_order_test: FAILED: "); \
-      fprintf(stderr, __VA_ARGS__);                      \
-      fprintf(stderr, " (line %d)\n", __LINE__);         \
-    }                                                    \
-  } while (0)
+constexpr const char* kTestName = "heap_fork_order_test";
 
 constexpr size_t kBig = 4 << 20;
 

@@ -23,19 +23,12 @@
 #include <vector>
 
 #include "ddtkit.h"
+#include "../support/check.hpp"
 
 namespace {
 
 int failures = 0;
-#define CHECK(cond, ...)                         \
-  do {                                           \
-    if (!(cond)) {                               \
-      ++failures;                                \
-      fprintf(stderr, "malloc_test: FAILED: ");  \
-      fprintf(stderr, __VA_ARGS__);              \
-      fprintf(stderr, " (line %d)\n", __LINE__); \
-    }                                            \
-  } while (0)
+constexpr const char* kTestName = "malloc_test";
 
 bool in_heap(const void* p) {
   int64_t n = 0;
