@@ -732,8 +732,11 @@ inline void stream_gather_lines(char* seq, uintptr_t p, int64_t stride, int64_t 
 // blocks 0.78-0.90 through ddt_pack, against 0.53-0.74 with plain stores; 512 B 0.97-1.27 against
 // 0.52-0.77.
 constexpr int64_t kWholeLinesAhead = 2048;
+inline int64_t whole_lines_ahead(int64_t stride) {  // kWholeLinesAhead in blocks, at least one
+  return std::max<int64_t>(1, kWholeLinesAhead / std::max<int64_t>(1, stride < 0 ? -stride : stride));
+}
 inline void stream_gather_whole_lines(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-  const int64_t ahead = std::max<int64_t>(1, kWholeLinesAhead / std::max<int64_t>(1, stride < 0 ? -stride : stride));
+  const int64_t ahead = whole_lines_ahead(stride);
   for (int64_t i = 0; i < count; ++i) {
     char* d = seq + i * w;
     const char* s = reinterpret_cast<const char*>(p + static_cast<uintptr_t>(i * stride));
@@ -762,13 +765,15 @@ inline bool skips_lines(uintptr_t p, int64_t stride, int64_t w) {
 // [0.61-0.70]. Where blocks skip lines the hardware prefetcher restarts at each one: without a
 // prefetch this loop ran 64 B from a line-aligned source at 0.49-0.58 [0.72-0.75]. With the head
 // of the block kWholeLinesAhead bytes on prefetched at each block's start (ahead, in blocks;
-// stream_blocks passes it for widths below 512), 128-384 B blocks, output 16 bytes past a line,
-// three runs, source 16 past / line-aligned: 128 B 0.64-0.82 [0.53-0.64] / 0.73-0.95 [0.66-0.80],
+// stream_blocks passes it for widths below kChunkPrefetchMaxWidth), 128-384 B blocks, output 16
+// bytes past a line, three runs, source 16 past / line-aligned: 128 B 0.64-0.82 [0.53-0.64] / 0.73-0.95 [0.66-0.80],
 // 256 B 0.72-0.81 [0.57-0.80] / 0.57-0.63 [0.57-0.63], 384 B 0.67-0.69 [0.60-0.61] / 0.58-0.69
 // [0.57-0.64]; make bench's sweep (--full, 64 MiB) 128 B 0.59-0.64 -> 0.72-0.89 and 256 B 0.62-0.67
-// -> 0.70-0.81 (a memcpy per block 0.48-0.58). At 512 B the same loop ran 0.29-0.35 against
-// 0.50, so from 512 B such outputs keep plain stores. (Line by line across two blocks with a call
-// per block, an earlier attempt, ran 64 B at 0.47-0.54.)
+// -> 0.70-0.81 (a memcpy per block 0.48-0.58); 64 B from a line-aligned source, outputs 16 and 48
+// past a line, three runs (b92b6e1): 0.49-0.65 against 0.53-0.59 plain, level. At 512 B the same
+// loop ran 0.29-0.35 against 0.50, so from 512 B such outputs keep plain stores. (Line by line
+// across two blocks with a call per block, an earlier attempt, ran 64 B at 0.47-0.54.)
+constexpr int64_t kChunkPrefetchMaxWidth = 512;
 inline void stream_gather_chunks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count, int64_t ahead = 0) {
   int64_t off = 0;  // the next 16 source bytes: byte off of the block at b
   uintptr_t b = p;
@@ -810,10 +815,11 @@ inline void stream_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int
     }
   if (Gather && stream_whole_line_width(w)) {
     if ((reinterpret_cast<uintptr_t>(seq) & 63) == 0) return stream_gather_whole_lines(seq, p, stride, w, count);
-    if ((reinterpret_cast<uintptr_t>(seq) & 15) == 0 && !skips_lines(p, stride, w))
-      return stream_gather_chunks(seq, p, stride, w, count);
-    if ((reinterpret_cast<uintptr_t>(seq) & 15) == 0 && w < 512 && stride > 0)  // with prefetches
-      return stream_gather_chunks(seq, p, stride, w, count, std::max<int64_t>(1, kWholeLinesAhead / stride));
+    if ((reinterpret_cast<uintptr_t>(seq) & 15) == 0) {
+      if (!skips_lines(p, stride, w)) return stream_gather_chunks(seq, p, stride, w, count);
+      if (w < kChunkPrefetchMaxWidth && stride > 0)
+        return stream_gather_chunks(seq, p, stride, w, count, whole_lines_ahead(stride));
+    }
     return run_blocks<true>(seq, p, stride, w, count);  // the plain kernels' width dispatch
   }
 #endif

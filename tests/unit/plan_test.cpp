@@ -134,10 +134,11 @@ std::vector<char> gather(const char* src, int64_t count, int64_t bl, int64_t st)
 // Outputs past kStreamBytes take the streaming kernels (non-temporal stores, prefetch of the
 // strided source): whole and partial, aligned and not, through the nest and through the walk.
 TEST(Executors, StreamingStoresMoveTheSameBytes) {
-  // 4-32: output lines assembled from blocks; 64, 512: whole lines streamed into a line-aligned
-  // output (shift 0), plain stores into any other (16 and 48 as malloc's large blocks are). The
-  // pairs with a stride of whole lines whose blocks, at source shifts 16 and 48, leave no line
-  // untouched between them stream into outputs 16 and 48 past a line too (stream_gather_chunks).
+  // 4-32: output lines assembled from blocks; 64-512: whole lines streamed into a line-aligned
+  // output (shift 0). Into outputs 16 and 48 past a line (as malloc's large blocks are) blocks of
+  // whole lines stream 16 bytes at a time (stream_gather_chunks): with prefetches below 512 B,
+  // and from 512 B only where, as for the pairs with a stride of whole lines at source shifts 16
+  // and 48, the blocks leave no line untouched between them; other outputs take plain stores.
   const std::pair<int64_t, int64_t> shapes[] = {{4, 16},   {8, 24},    {16, 40},    {64, 136},  {100, 208},
                                                 {512, 1032}, {1024, 2056}, {4099, 8206}, {64, 128}, {128, 192}, {192, 256},
                                                 {32, 72},   {32, 64},   {128, 320},  {384, 832}};
