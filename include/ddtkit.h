@@ -233,7 +233,10 @@ int ddt_type_blocks(ddt_type type, int64_t *blocks, int *ascending);
 /* ---- execution -------------------------------------------------------------------------- */
 /* pack, unpack and copy return DDT_ERR_ARG, and write nothing, when a buffer with relative
  * displacements would touch the first 64 KiB of the address space (a NULL or near-NULL base);
- * types built on absolute addresses (MPI_BOTTOM) work with a NULL buffer as MPI defines. */
+ * types built on absolute addresses (MPI_BOTTOM) work with a NULL buffer as MPI defines.
+ * On x86-64 CPUs with AVX-512 (BW and VBMI), blocks of 1-12 bytes at strides of up to 64 move with
+ * 64-byte byte permutes (an unpack under a store mask, which writes no byte between the blocks);
+ * DDTKIT_AVX512=0 in the environment turns that off (read once, when the first type is committed). */
 /* bytes [offset, offset + outsize) of the packed stream of (inbuf, incount, type); *packed = bytes written */
 int ddt_pack(const void *inbuf, int64_t incount, ddt_type type, int64_t offset, void *outbuf, int64_t outsize, int64_t *packed);
 /* insize bytes from inbuf into stream positions [offset, offset + insize) of (outbuf, outcount, type) */

@@ -13,8 +13,8 @@
 // 512 B-8 KiB 0.70-0.88, 64 KiB 0.85-0.92 -- level with Open MPI from 16 B up (its best case), so
 // the plateau is the memory system's, not the loop's: with a gap as wide as the block, the
 // prefetchers also fetch the gap lines, and (payload + gap read + payload written) over
-// (2 x payload) predicts ~0.67. A per-width alternative (memcpy per block, SIMD gathers for
-// 1-8 B) has not been measured yet; that is the next experiment for the small widths.
+// (2 x payload) predicts ~0.67. The tiniest widths got SIMD kernels since: gather_shuffle (SSSE3,
+// below) and, where the CPU has AVX-512, permute_avx512.hpp (both directions; measured in plan.cpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>

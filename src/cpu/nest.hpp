@@ -12,6 +12,7 @@
 
 #include "cpu/copy_kernels.hpp"
 #include "cpu/list.hpp"
+#include "cpu/permute_avx512.hpp"
 #include "plan/plan.hpp"
 
 namespace ddt {
@@ -79,11 +80,14 @@ template <bool Gather, int64_t W, bool Stream>
 struct NestRun {
   NestView x;
   char* seq;                   // the packed side; advances as bytes move
-  const Plan* shuf = nullptr;  // the plan, where its shuffle kernel packs the innermost runs
+  const Plan* shuf = nullptr;  // the plan, where its shuffle or permute kernel moves the innermost runs
+  bool permute = false;        // the permute kernel (else the shuffle)
 
-  // count blocks at a stride: the shuffle kernel where the plan chose it for this stride.
+  // count blocks at a stride: the permute or shuffle kernel where the plan chose it for this stride.
   void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
 #if defined(__x86_64__)
+    if (permute && stride == shuf->permute_stride && count >= kPermuteMinBlocks)
+      return permute_blocks<Gather>(seq, p, stride, w, count, *shuf);
     if (Gather && shuf && stride == shuf->shuffle_stride && count > shuf->shuffle_blocks) {
       if (have_avx2()) clear_upper_state();  // its SSE code must not start on dirty AVX state
       return gather_shuffle(seq, p, stride, w, count, shuf->shuffle_mask, shuf->shuffle_blocks);
@@ -127,8 +131,8 @@ struct NestRun {
 
 // Moves stream bytes [lo, hi) of the nest placed at base between the buffer and seq.
 template <bool Gather, int64_t W, bool Stream>
-inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq, const Plan* shuf) {
-  NestRun<Gather, W, Stream> r{x, seq, shuf};
+inline void run_nest(NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq, const Plan* shuf, bool permute) {
+  NestRun<Gather, W, Stream> r{x, seq, shuf, permute};
   const int d = x.dims;
   if (lo == 0 && hi == x.size[d] && d > 0)
     r.whole(d - 1, base, x.s[d - 1], x.n[d - 1]);
@@ -153,6 +157,14 @@ int plain_copy(const Plan& p, uintptr_t base, char* seq) {
 
 template <bool Gather, int64_t W, int Dims>
 int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
+#if defined(__x86_64__)
+  if (p.permute_stride && p.s[0] == p.permute_stride && p.n[0] >= kPermuteMinBlocks && (!Gather || permute_gather(p, p.size))) {
+    const int64_t row = p.n[0] * p.width, rows = Dims == 1 ? 1 : p.n[1];
+    for (int64_t i = 0; i < rows; ++i, seq += row, base += static_cast<uintptr_t>(p.s[1]))
+      permute_blocks<Gather>(seq, base, p.s[0], p.width, p.n[0], p);
+    return 0;
+  }
+#endif
   if (Dims == 1) {
     strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
     return 0;
@@ -208,17 +220,22 @@ inline bool small_nest(const Plan& p, uintptr_t base, char* seq) {
 // output bytes out (the range's, or the whole transfer's it is a share of: execute.cpp's move).
 template <bool Gather>
 inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t hi, char* seq, int64_t out = 0) {
-  if (stream_stores(std::max(out, hi - lo), p.width, Gather)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr);
+  const int64_t bytes = std::max(out, hi - lo);
+  if (stream_stores(bytes, p.width, Gather)) return run_nest<Gather, 0, true>(x, base, lo, hi, seq, nullptr, false);
   const Plan* shuf = nullptr;
+  bool permute = false;
 #if defined(__x86_64__)
-  if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3()) shuf = &p;
+  if (p.permute_stride && x.dims > 0 && x.s[0] == p.permute_stride && (!Gather || permute_gather(p, bytes)))
+    shuf = &p, permute = true;
+  else if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3())
+    shuf = &p;
 #endif
   switch (p.kernel_width) {
 #define DDT_CASE_(W) \
-  case W: return run_nest<Gather, W, false>(x, base, lo, hi, seq, shuf);
+  case W: return run_nest<Gather, W, false>(x, base, lo, hi, seq, shuf, permute);
     DDT_KERNEL_WIDTHS(DDT_CASE_)
 #undef DDT_CASE_
-    default: return run_nest<Gather, 0, false>(x, base, lo, hi, seq, shuf);
+    default: return run_nest<Gather, 0, false>(x, base, lo, hi, seq, shuf, permute);
   }
 }
 

@@ -2,6 +2,8 @@
 #include "plan/plan.hpp"
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -284,13 +286,68 @@ void shuffle(Plan& p) {
   p.shuffle_blocks = static_cast<int>(m);
 }
 
+// Whether this CPU runs the permute kernels (cpu/permute_avx512.hpp): AVX-512 BW and VBMI, with
+// the OS saving the registers (GCC's test reads XCR0). DDTKIT_AVX512=0 turns them off, for tests
+// of the kernels the other CPUs run, and to compare.
+bool permute_cpu() {
+#if defined(__x86_64__)
+  static const bool yes = [] {
+    const char* e = std::getenv("DDTKIT_AVX512");
+    if (e && std::strcmp(e, "0") == 0) return false;
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+// The permute kernel for tiny blocks at a short stride (see Plan::permute_stride); false where
+// it is not chosen. Measured (probe: ddt_pack and ddt_unpack of one element of a vector of bytes,
+// fraction of memcpy of the payload, medians of 201 calls (15 from 2 MiB), two runs of each
+// build, DDTKIT_AVX512=0 -> this kernel):
+//   pack, in L1-L2 (4-256 KiB): w 1 s 2 0.27-0.59 -> 0.63-0.92, w 1 s 3 0.14-0.39 -> 0.46-0.71,
+//     w 4 s 8 0.30-0.63 -> 0.72-1.42, w 4 s 12 0.18-0.37 -> 0.46-0.66, w 8 s 16 0.35-0.62 ->
+//     0.70-0.83, w 12 s 24 0.40-0.56 -> 0.60-0.92; w 8 s 24 level (0.29-0.71 -> 0.47-0.72);
+//   pack, 2 MiB (L3): w 1 s 3 0.27 -> 0.45-0.51, w 4 s 8 0.61 -> 0.66-0.73, w 8 s 16 0.61 ->
+//     0.64-0.94, w 8 s 24 level (0.49); 32 MiB (memory): level or behind (w 1 s 2 0.67-0.72 ->
+//     0.62-0.64, w 12 s 24 0.66-0.74 -> 0.56-0.60), hence kPermuteGatherMaxBytes (plan.hpp);
+//   unpack (no SIMD kernel before: a store per block): w 1 s 2 0.05-0.32 -> 0.56-0.73 at every
+//     size, w 2 s 4 0.10-0.62 -> 0.48-0.80, w 4 s 8 0.20-0.70 -> 0.56-0.89, w 8 s 16 0.38-0.77 ->
+//     0.55-0.91 (at 32 MiB 0.66-0.77 -> 0.63-0.78), w 8 s 24 0.35-0.58 -> 0.37-0.53.
+// Width 16 lost in a probe of the bare loops (a pack at s 32, 2 MiB: 0.69 -> 0.59; 16-byte moves
+// already move a block in one load and store), and so did steps of fewer blocks (w 8 s 40, w 4
+// s 20: level): hence at most 12 bytes, and at least 4 blocks a pack step and 2 an unpack step.
+constexpr int64_t kPermuteMaxWidth = 12, kPermuteMaxStride = 64;
+bool permute(Plan& p) {
+  const int64_t w = p.width, s = p.dims > 0 ? p.s[0] : p.extent;
+  if (w <= 0 || w > kPermuteMaxWidth || w >= s || s > kPermuteMaxStride || !permute_cpu()) return false;
+  const int64_t gather = std::min<int64_t>(64 / w, (128 - w) / s + 1), scatter = (64 - w) / s + 1;
+  if (gather < 4 || scatter < 2) return false;
+  for (int64_t j = 0; j < 64; ++j)
+    p.permute_index[1][j] = static_cast<uint8_t>(j < gather * w ? (j / w) * s + j % w : 0);
+  uint64_t mask = 0;
+  for (int64_t b = 0; b < scatter; ++b)
+    for (int64_t t = 0; t < w; ++t) {
+      p.permute_index[0][b * s + t] = static_cast<uint8_t>(b * w + t);
+      mask |= uint64_t{1} << (b * s + t);
+    }
+  p.permute_stride = s;
+  p.permute_blocks[0] = static_cast<int>(scatter);
+  p.permute_blocks[1] = static_cast<int>(gather);
+  p.permute_mask = mask;
+  return true;
+}
+
 void kernels(Plan& p) {
   p.kernel_width = kernel_width(p.width);
+  permute(p);
   shuffle(p);
   if (transposed_grid(p.dims, p.width, p.n, p.s)) p.tile = p.width;
   for (int gather = 0; gather < 2; ++gather) {
     const bool plain = p.dims == 0 ? p.size < kStreamBytes
-                                   : p.dims <= 2 && !(gather && p.shuffle_stride) && !stream_stores(p.size, p.width, gather) &&
+                                   : p.dims <= 2 && !(gather && p.shuffle_stride && !permute_gather(p, p.size)) &&
+                                         !stream_stores(p.size, p.width, gather) &&
                                          !p.tile;
     p.plain[gather] = static_cast<int8_t>(plain ? plain_index(p.kernel_width, p.dims) : -1);
   }

@@ -115,6 +115,21 @@ struct Plan {
   int64_t shuffle_stride = 0;  // 0: no shuffle kernel
   int shuffle_blocks = 0;      // blocks per 16-byte load
   uint8_t shuffle_mask[16] = {};
+  // Tiny blocks at a short stride on CPUs with AVX-512 VBMI (permute_avx512.hpp), for both
+  // directions: a pack moves permute_blocks[1] blocks from a window of 128 source bytes into 64
+  // packed bytes with one two-register byte permute (permute_index[1][j]: the window byte that
+  // becomes packed byte j); an unpack moves permute_blocks[0] blocks from 64 packed bytes into a
+  // window of 64 destination bytes with a one-register permute (permute_index[0][j]: the packed
+  // byte that lands on window byte j) and a store under permute_mask (the window's block bytes),
+  // which writes no gap byte. Chosen instead of the shuffle kernel, for the innermost stride a
+  // call will see, as the shuffle is (width <= 12, width < stride <= 64, at least 4 blocks a
+  // pack step and 2 an unpack step); 0: not chosen. Measured beside the decision (plan.cpp).
+  // Both kernels may be chosen: a pack of kPermuteGatherMaxBytes or more takes the shuffle
+  // (permute_gather below).
+  int64_t permute_stride = 0;
+  int permute_blocks[2] = {};
+  uint64_t permute_mask = 0;
+  uint8_t permute_index[2][64] = {};
   // What callers may ask without walking (ddt_type_blocks): the contiguous blocks of one
   // element in the canonical layout (saturating at INT64_MAX), and whether they lie at
   // ascending addresses without overlap. The canonical form merges blocks that touch, so one
@@ -208,6 +223,13 @@ inline bool stream_whole_line_width(int64_t w) { return w >= kStreamMinWidth && 
 inline bool stream_width(int64_t width, bool gather) {
   return width >= (gather ? kStreamGatherMinWidth : kStreamMinWidth) ||
          (gather && (stream_line_width(width) || stream_whole_line_width(width)));
+}
+// Whether a pack of output_bytes takes the plan's permute kernel: below kPermuteGatherMaxBytes.
+// Out of cache its 64-byte loads, which straddle two lines where the source is not aligned to
+// one, lost to the SSSE3 shuffle and the plain moves (measured in plan.cpp).
+constexpr int64_t kPermuteGatherMaxBytes = kStreamBytes;
+inline bool permute_gather(const Plan& p, int64_t output_bytes) {
+  return p.permute_stride && output_bytes < kPermuteGatherMaxBytes;
 }
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
   return output_bytes >= kStreamBytes && stream_width(width, gather);

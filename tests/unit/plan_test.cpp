@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -660,6 +662,126 @@ TEST(Executors, TinyBlocksShuffleGather) {
         munmap(mem, len + page);
       }
     }
+  }
+}
+
+// Tiny blocks moved with AVX-512 byte permutes (cpu/permute_avx512.hpp, the plan's permute
+// kernel: width <= 12, width < stride <= 64), packed and unpacked: every width, strides on both
+// sides of the kernel's limits, counts around its steps; whole and partial moves, one element and
+// several (the nest's general path), and rows of runs (a two-level nest). The source's last block
+// ends at an unmapped page (no load may reach past it); the unpack's destination ends there too,
+// and so does the packed input (a masked load or store may not touch what its mask leaves out);
+// gap bytes must keep their values (the masked store writes none of them). Where the CPU has the
+// kernel (and DDTKIT_AVX512 is not 0) the plan must have chosen it exactly for the shapes the
+// rule names; the test runs again with DDTKIT_AVX512=0 (CMakeLists.txt), where no plan may.
+TEST(Executors, PermuteTinyBlocks) {
+  const char* env = std::getenv("DDTKIT_AVX512");
+  const bool cpu = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") &&
+                   !(env && std::strcmp(env, "0") == 0);
+  if (!cpu) std::printf("PermuteTinyBlocks: no AVX-512 VBMI here (or DDTKIT_AVX512=0): the other kernels are checked\n");
+  const long page = sysconf(_SC_PAGESIZE);
+  // A region of `bytes` whose end is followed by an inaccessible page.
+  struct Guarded {
+    char* map = nullptr;
+    size_t len = 0;
+    char* end = nullptr;
+    Guarded(int64_t bytes, long page) {
+      len = static_cast<size_t>((bytes + page - 1) / page + 1) * static_cast<size_t>(page);
+      map = static_cast<char*>(mmap(nullptr, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      if (map != MAP_FAILED) mprotect(map + len, page, PROT_NONE);
+      end = map + len;
+    }
+    ~Guarded() { munmap(map, len + page_size()); }
+    static size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+  };
+  int64_t chosen = 0;
+  for (int64_t w = 1; w <= 13; ++w) {
+    for (int64_t s : {w + 1, 2 * w, 3 * w, 5 * w, int64_t{63}, int64_t{64}, int64_t{65}}) {
+      if (s <= w) continue;
+      for (int64_t count : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 100, 257}) {
+        const int64_t span = (count - 1) * s + w, total = count * w;
+        ddt_type v;
+        ASSERT_EQ(ddt_type_hvector(count, w, s, DDT_BYTE, &v), DDT_SUCCESS);
+        ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+        const ddt::Plan& plan = ddt::plan_of(v);
+        const int64_t gather_k = std::min<int64_t>(64 / w, (128 - w) / s + 1), scatter_k = (64 - w) / s + 1;
+        const bool rule = cpu && count > 1 && w <= 12 && s <= 64 && gather_k >= 4 && scatter_k >= 2;
+        EXPECT_EQ(plan.permute_stride, rule ? s : 0) << w << " " << s << " " << count;
+        chosen += plan.permute_stride != 0;
+        Guarded in(span, page);
+        ASSERT_NE(in.map, MAP_FAILED);
+        char* src = in.end - span;  // the last block ends at the guard page
+        for (int64_t i = 0; i < span; ++i) src[i] = static_cast<char>(i * 29 + w * 7 + s);
+        const std::vector<char> want = gather(src, count, w, s);
+        // Whole and partial packs.
+        for (int64_t from : {int64_t{0}, int64_t{1}, total / 3}) {
+          for (int64_t to : {total - 1, total}) {
+            if (from >= to) continue;
+            std::vector<char> out(static_cast<size_t>(to - from) + 80, 0x5a);
+            int64_t n = 0;
+            ASSERT_EQ(ddt_pack(src, 1, v, from, out.data() + 8, to - from, &n), DDT_SUCCESS);
+            ASSERT_EQ(n, to - from);
+            ASSERT_TRUE(std::equal(out.begin() + 8, out.begin() + 8 + n, want.begin() + from)) << w << " " << s << " " << count << " " << from;
+            for (int64_t i = 0; i < 8; ++i) ASSERT_EQ(out[i], 0x5a);
+            for (size_t i = static_cast<size_t>(8 + n); i < out.size(); ++i) ASSERT_EQ(out[i], 0x5a) << "wrote past the output";
+          }
+        }
+        // Unpack: the packed bytes end at a guard page, and so does the destination's last block.
+        Guarded packed(total, page), dst(span, page);
+        ASSERT_NE(packed.map, MAP_FAILED);
+        ASSERT_NE(dst.map, MAP_FAILED);
+        char* seq = packed.end - total;
+        std::memcpy(seq, want.data(), static_cast<size_t>(total));
+        char* base = dst.end - span;
+        for (int64_t from : {int64_t{0}, int64_t{1}, total / 2}) {
+          for (int64_t i = 0; i < span; ++i) base[i] = static_cast<char>(0xa5 ^ i);
+          int64_t n = 0;
+          ASSERT_EQ(ddt_unpack(seq + from, total - from, base, 1, v, from, &n), DDT_SUCCESS);
+          ASSERT_EQ(n, total - from);
+          for (int64_t i = 0; i < span; ++i) {
+            const int64_t b = i / s, o = i % s, at = b * w + o;  // stream byte of i, where o < w
+            const char expect = o < w && at >= from ? want[static_cast<size_t>(at)] : static_cast<char>(0xa5 ^ i);
+            ASSERT_EQ(base[i], expect) << w << " " << s << " " << count << " from " << from << " byte " << i;
+          }
+        }
+        // Several elements (the general path) and rows of runs (two levels), pack then unpack.
+        ddt_type rows;
+        const int64_t nrows = 3, rstride = span + 5;
+        ASSERT_EQ(ddt_type_hvector(nrows, 1, rstride, v, &rows), DDT_SUCCESS);
+        ASSERT_EQ(ddt_type_commit(rows), DDT_SUCCESS);
+        for (ddt_type t : {v, rows}) {
+          const int64_t copies = t == v ? 3 : 1;
+          int64_t size = 0, lb = 0, extent = 0;
+          ASSERT_EQ(ddt_type_size(t, &size), DDT_SUCCESS);
+          ASSERT_EQ(ddt_type_extent(t, &lb, &extent), DDT_SUCCESS);
+          const int64_t reach = (copies - 1) * extent + (t == v ? span : (nrows - 1) * rstride + span);
+          std::vector<char> buf(static_cast<size_t>(reach)), back(static_cast<size_t>(reach), 0), ref(static_cast<size_t>(copies * size));
+          for (int64_t i = 0; i < reach; ++i) buf[static_cast<size_t>(i)] = static_cast<char>(i * 13 + 1);
+          std::vector<char> out(static_cast<size_t>(copies * size));
+          int64_t n = 0;
+          ASSERT_EQ(ddt_pack(buf.data(), copies, t, 0, out.data(), copies * size, &n), DDT_SUCCESS);
+          // The reference: every element's blocks in order, element by element.
+          int64_t k = 0;
+          for (int64_t c = 0; c < copies; ++c)
+            for (int64_t r = 0; r < (t == v ? 1 : nrows); ++r)
+              for (int64_t b = 0; b < count; ++b)
+                for (int64_t o = 0; o < w; ++o) ref[static_cast<size_t>(k++)] = buf[static_cast<size_t>(c * extent + r * rstride + b * s + o)];
+          ASSERT_EQ(out, ref) << w << " " << s << " " << count;
+          ASSERT_EQ(ddt_unpack(out.data(), copies * size, back.data(), copies, t, 0, &n), DDT_SUCCESS);
+          for (int64_t i = 0; i < reach; ++i) {
+            const int64_t in_el = i % extent, e = i / extent;
+            const int64_t r = t == v ? 0 : in_el / rstride, o = (t == v ? in_el : in_el % rstride);
+            const bool block = e < copies && r < (t == v ? 1 : nrows) && o < span && o % s < w;
+            ASSERT_EQ(back[static_cast<size_t>(i)], block ? buf[static_cast<size_t>(i)] : 0) << w << " " << s << " " << count << " byte " << i;
+          }
+        }
+        ddt_type_free(&rows);
+        ddt_type_free(&v);
+      }
+    }
+  }
+  if (cpu) {
+    EXPECT_GT(chosen, 0);
   }
 }
 
