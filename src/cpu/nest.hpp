@@ -158,7 +158,8 @@ int plain_copy(const Plan& p, uintptr_t base, char* seq) {
 template <bool Gather, int64_t W, int Dims>
 int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
 #if defined(__x86_64__)
-  if (p.permute_stride && p.s[0] == p.permute_stride && p.n[0] >= kPermuteMinBlocks && (!Gather || permute_gather(p, p.size))) {
+  if (p.permute_blocks[Gather] && p.s[0] == p.permute_stride && p.n[0] >= kPermuteMinBlocks &&
+      (!Gather || permute_gather(p, p.size))) {
     const int64_t row = p.n[0] * p.width, rows = Dims == 1 ? 1 : p.n[1];
     for (int64_t i = 0; i < rows; ++i, seq += row, base += static_cast<uintptr_t>(p.s[1]))
       permute_blocks<Gather>(seq, base, p.s[0], p.width, p.n[0], p);
@@ -225,7 +226,7 @@ inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t 
   const Plan* shuf = nullptr;
   bool permute = false;
 #if defined(__x86_64__)
-  if (p.permute_stride && x.dims > 0 && x.s[0] == p.permute_stride && (!Gather || permute_gather(p, bytes)))
+  if (p.permute_blocks[Gather] && x.dims > 0 && x.s[0] == p.permute_stride && (!Gather || permute_gather(p, bytes)))
     shuf = &p, permute = true;
   else if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3())
     shuf = &p;

@@ -77,6 +77,23 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) inline void scatter_permu
   }
 }
 
+// Copies count blocks of w bytes placed stride apart from p to the same places delta bytes on (a
+// copy between two layouts of one shape, twin.hpp): k = permute_blocks[0] blocks a step, read and
+// written under the window's block mask, so no gap byte is read or written on either side.
+__attribute__((target("avx512f,avx512bw"))) inline void copy_masked(uintptr_t p, intptr_t delta, int64_t stride, int64_t w,
+                                                                 int64_t count, const Plan& q) {
+  const int64_t k = q.permute_blocks[0], step = k * stride;
+  const uint64_t mask = q.permute_mask;
+  const char* src = reinterpret_cast<const char*>(p);
+  const int64_t full = count / k;
+  for (int64_t j = 0; j < full; ++j, src += step)
+    _mm512_mask_storeu_epi8(const_cast<char*>(src) + delta, mask, _mm512_maskz_loadu_epi8(mask, src));
+  if (const int64_t r = count - full * k) {
+    const uint64_t m = mask & low_bytes((r - 1) * stride + w);
+    _mm512_mask_storeu_epi8(const_cast<char*>(src) + delta, m, _mm512_maskz_loadu_epi8(m, src));
+  }
+}
+
 // count blocks at the plan's permute stride, in either direction.
 template <bool Gather>
 inline void permute_blocks(char* seq, uintptr_t p, int64_t stride, int64_t w, int64_t count, const Plan& q) {

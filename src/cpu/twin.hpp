@@ -23,7 +23,8 @@ namespace ddt {
 template <int64_t W, bool Stream = false>
 struct TwinRun {
   NestView x;
-  intptr_t delta;  // destination address minus source address, the same for every byte
+  intptr_t delta;             // destination address minus source address, the same for every byte
+  const Plan* perm = nullptr;  // the source's plan, where its permute kernel's mask moves the innermost runs
 
   void move(uintptr_t p, int64_t w) {
     char* s = reinterpret_cast<char*>(p);
@@ -48,6 +49,9 @@ struct TwinRun {
     if (level == 0) {
       const int64_t w = W ? W : x.size[0];
 #if defined(__x86_64__)
+      // Tiny blocks at a short stride: 64-byte windows under the plan's block mask (measured in plan.cpp).
+      if (perm && stride == perm->permute_stride && count >= kPermuteMinBlocks)
+        return copy_masked(p, delta, stride, w, count, *perm);
       if (W == 0 && w >= kTwinWideMin) {
         const uintptr_t two = 2 * static_cast<uintptr_t>(stride), to = static_cast<uintptr_t>(delta);  // (mod 2^64)
         for (int64_t i = 0; i < count; ++i, p += static_cast<uintptr_t>(stride)) {
@@ -102,12 +106,13 @@ inline void twin_copy(const Plan& ps, int64_t scount, uintptr_t s, const Plan& p
     return stream_fence();
   }
   // A count of contiguous elements can widen the block (NestShape): then the run-time width.
+  const Plan* perm = ps.permute_blocks[0] && x.dims > 0 && x.size[0] == ps.width && x.s[0] == ps.permute_stride ? &ps : nullptr;
   switch (x.size[0] == ps.width ? ps.kernel_width : 0) {
 #define DDT_CASE_(W) \
-  case W: return run(TwinRun<W>{x, delta});
+  case W: return run(TwinRun<W>{x, delta, perm});
     DDT_KERNEL_WIDTHS(DDT_CASE_)
 #undef DDT_CASE_
-    default: return run(TwinRun<0>{x, delta});
+    default: return run(TwinRun<0>{x, delta, perm});
   }
 }
 

@@ -315,25 +315,34 @@ bool permute_cpu() {
 //   unpack (no SIMD kernel before: a store per block): w 1 s 2 0.05-0.32 -> 0.56-0.73 at every
 //     size, w 2 s 4 0.10-0.62 -> 0.48-0.80, w 4 s 8 0.20-0.70 -> 0.56-0.89, w 8 s 16 0.38-0.77 ->
 //     0.55-0.91 (at 32 MiB 0.66-0.77 -> 0.63-0.78), w 8 s 24 0.35-0.58 -> 0.37-0.53.
+// ddt_copy into the same layout (twin.hpp's copy under the unpack's block mask), same probe:
+//   w 1 s 2 0.04-0.25 -> 0.39-0.63, w 2 s 4 0.09-0.57 -> 0.42-0.63, w 4 s 8 0.17-0.28 -> 0.43-0.63
+//     (at 32 MiB 0.58-0.62 -> 0.42-0.58), w 4 s 12 0.17-0.22 -> 0.26-0.36, w 6 s 18 0.14-0.26 ->
+//     0.25-0.35, w 8 s 16 0.30-0.52 -> 0.42-0.59, w 12 s 24 0.26-0.54 -> 0.44-0.67; but w 8 s 24
+//     0.27-0.49 -> 0.24-0.33 and w 12 s 36 0.28-0.40 -> 0.24-0.35 (3 and 2 blocks a step), as
+//     their unpacks (w 8 s 24 at 32 KiB 0.57-0.75 -> 0.50-0.51; w 12 s 36 at 32 MiB 0.41-0.44 ->
+//     0.35-0.39), while w 12 s 24 (3 blocks of 12 B, each two plain moves) gained.
 // Width 16 lost in a probe of the bare loops (a pack at s 32, 2 MiB: 0.69 -> 0.59; 16-byte moves
-// already move a block in one load and store), and so did steps of fewer blocks (w 8 s 40, w 4
-// s 20: level): hence at most 12 bytes, and at least 4 blocks a pack step and 2 an unpack step.
+// already move a block in one load and store), and so did packs of fewer blocks a step (w 8 s
+// 40, w 4 s 20: level): hence at most 12 bytes, at least 4 blocks a pack step, and 4 an unpack
+// or copy step (3 for blocks of more than 8 bytes).
 constexpr int64_t kPermuteMaxWidth = 12, kPermuteMaxStride = 64;
 bool permute(Plan& p) {
   const int64_t w = p.width, s = p.dims > 0 ? p.s[0] : p.extent;
   if (w <= 0 || w > kPermuteMaxWidth || w >= s || s > kPermuteMaxStride || !permute_cpu()) return false;
   const int64_t gather = std::min<int64_t>(64 / w, (128 - w) / s + 1), scatter = (64 - w) / s + 1;
-  if (gather < 4 || scatter < 2) return false;
+  const bool pack = gather >= 4, unpack = scatter >= 4 || (scatter == 3 && w > 8);
+  if (!pack) return false;  // (where a pack step holds fewer than 4 blocks, an unpack step holds fewer than 3)
   for (int64_t j = 0; j < 64; ++j)
     p.permute_index[1][j] = static_cast<uint8_t>(j < gather * w ? (j / w) * s + j % w : 0);
   uint64_t mask = 0;
-  for (int64_t b = 0; b < scatter; ++b)
+  for (int64_t b = 0; unpack && b < scatter; ++b)
     for (int64_t t = 0; t < w; ++t) {
       p.permute_index[0][b * s + t] = static_cast<uint8_t>(b * w + t);
       mask |= uint64_t{1} << (b * s + t);
     }
   p.permute_stride = s;
-  p.permute_blocks[0] = static_cast<int>(scatter);
+  p.permute_blocks[0] = unpack ? static_cast<int>(scatter) : 0;
   p.permute_blocks[1] = static_cast<int>(gather);
   p.permute_mask = mask;
   return true;

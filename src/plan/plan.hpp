@@ -121,9 +121,11 @@ struct Plan {
   // becomes packed byte j); an unpack moves permute_blocks[0] blocks from 64 packed bytes into a
   // window of 64 destination bytes with a one-register permute (permute_index[0][j]: the packed
   // byte that lands on window byte j) and a store under permute_mask (the window's block bytes),
-  // which writes no gap byte. Chosen instead of the shuffle kernel, for the innermost stride a
-  // call will see, as the shuffle is (width <= 12, width < stride <= 64, at least 4 blocks a
-  // pack step and 2 an unpack step); 0: not chosen. Measured beside the decision (plan.cpp).
+  // which writes no gap byte; a copy into the same layout (twin.hpp) reads and writes windows
+  // under that mask. Chosen for the innermost stride a call will see, as the shuffle is (width
+  // <= 12, width < stride <= 64, at least 4 blocks a pack step); permute_blocks[0] is 0 where
+  // unpacks and copies keep the plain moves (fewer than 4 blocks a step, 3 for blocks of more
+  // than 8 bytes); permute_stride 0: not chosen. Measured beside the decision (plan.cpp).
   // Both kernels may be chosen: a pack of kPermuteGatherMaxBytes or more takes the shuffle
   // (permute_gather below).
   int64_t permute_stride = 0;
@@ -229,7 +231,7 @@ inline bool stream_width(int64_t width, bool gather) {
 // one, lost to the SSSE3 shuffle and the plain moves (measured in plan.cpp).
 constexpr int64_t kPermuteGatherMaxBytes = kStreamBytes;
 inline bool permute_gather(const Plan& p, int64_t output_bytes) {
-  return p.permute_stride && output_bytes < kPermuteGatherMaxBytes;
+  return p.permute_blocks[1] && output_bytes < kPermuteGatherMaxBytes;
 }
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
   return output_bytes >= kStreamBytes && stream_width(width, gather);

@@ -705,8 +705,10 @@ TEST(Executors, PermuteTinyBlocks) {
         ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
         const ddt::Plan& plan = ddt::plan_of(v);
         const int64_t gather_k = std::min<int64_t>(64 / w, (128 - w) / s + 1), scatter_k = (64 - w) / s + 1;
-        const bool rule = cpu && count > 1 && w <= 12 && s <= 64 && gather_k >= 4 && scatter_k >= 2;
+        const bool rule = cpu && count > 1 && w <= 12 && s <= 64 && gather_k >= 4;
+        const bool unpack_rule = rule && (scatter_k >= 4 || (scatter_k == 3 && w > 8));
         EXPECT_EQ(plan.permute_stride, rule ? s : 0) << w << " " << s << " " << count;
+        EXPECT_EQ(plan.permute_blocks[0], unpack_rule ? scatter_k : 0) << w << " " << s << " " << count;
         chosen += plan.permute_stride != 0;
         Guarded in(span, page);
         ASSERT_NE(in.map, MAP_FAILED);
@@ -742,6 +744,19 @@ TEST(Executors, PermuteTinyBlocks) {
             const int64_t b = i / s, o = i % s, at = b * w + o;  // stream byte of i, where o < w
             const char expect = o < w && at >= from ? want[static_cast<size_t>(at)] : static_cast<char>(0xa5 ^ i);
             ASSERT_EQ(base[i], expect) << w << " " << s << " " << count << " from " << from << " byte " << i;
+          }
+        }
+        // ddt_copy into the same layout elsewhere (twin.hpp: 64-byte windows under the block
+        // mask), whole and truncated at a stream byte inside the run.
+        for (std::pair<int64_t, int64_t> range : {std::pair<int64_t, int64_t>{0, total}, {0, total / 2 + 1}, {1, total}}) {
+          const int64_t from = range.first, upto = range.second;
+          if (from >= upto) continue;
+          for (int64_t i = 0; i < span; ++i) base[i] = static_cast<char>(0x3c ^ i);
+          ddt::copy_range(src, 1, v, base, 1, v, from, upto);
+          for (int64_t i = 0; i < span; ++i) {
+            const int64_t o = i % s, at = (i / s) * w + o;
+            const char expect = o < w && at >= from && at < upto ? src[i] : static_cast<char>(0x3c ^ i);
+            ASSERT_EQ(base[i], expect) << "copy " << w << " " << s << " " << count << " " << from << "-" << upto << " byte " << i;
           }
         }
         // Several elements (the general path) and rows of runs (two levels), pack then unpack.
