@@ -157,15 +157,6 @@ int plain_copy(const Plan& p, uintptr_t base, char* seq) {
 
 template <bool Gather, int64_t W, int Dims>
 int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
-#if defined(__x86_64__)
-  if (p.permute_blocks[Gather] && p.s[0] == p.permute_stride && p.n[0] >= kPermuteMinBlocks &&
-      (!Gather || permute_gather(p, p.size))) {
-    const int64_t row = p.n[0] * p.width, rows = Dims == 1 ? 1 : p.n[1];
-    for (int64_t i = 0; i < rows; ++i, seq += row, base += static_cast<uintptr_t>(p.s[1]))
-      permute_blocks<Gather>(seq, base, p.s[0], p.width, p.n[0], p);
-    return 0;
-  }
-#endif
   if (Dims == 1) {
     strided_blocks<Gather, W>(seq, base, p.s[0], p.width, p.n[0]);
     return 0;
@@ -179,6 +170,20 @@ int plain_kernel(const Plan& p, uintptr_t base, char* seq) {
 template <bool Gather>
 int plain_parts(const Plan& p, uintptr_t base, char* seq);
 
+// A nest of one or two dimensions whose rows take the permute kernel (plan.hpp's kPlainPermute:
+// chosen by the plan only where the CPU has it, for this direction and size).
+template <bool Gather>
+int plain_permute(const Plan& p, uintptr_t base, char* seq) {
+#if defined(__x86_64__)
+  const int64_t row = p.n[0] * p.width, rows = p.dims == 1 ? 1 : p.n[1];
+  for (int64_t i = 0; i < rows; ++i, seq += row, base += static_cast<uintptr_t>(p.s[1]))
+    permute_blocks<Gather>(seq, base, p.s[0], p.width, p.n[0], p);
+#else
+  (void)p, (void)base, (void)seq;
+#endif
+  return 0;
+}
+
 // A List plan's whole element, every segment a run of blocks (plan.cpp gives the plan this
 // kernel only then): list.hpp's executor, which walks no entry of such a plan.
 template <bool Gather>
@@ -189,13 +194,13 @@ int plain_list(const Plan& p, uintptr_t base, char* seq) {
 }
 
 template <bool Gather>
-inline constexpr PlainKernel plain_kernels[kPlainKernels + 2] = {
+inline constexpr PlainKernel plain_kernels[kPlainKernels + 3] = {
     plain_copy<Gather>,
 #define DDT_ENTRY_(W) plain_kernel<Gather, W, 1>, plain_kernel<Gather, W, 2>,
     DDT_KERNEL_WIDTHS(DDT_ENTRY_)
 #undef DDT_ENTRY_
     plain_kernel<Gather, 0, 1>, plain_kernel<Gather, 0, 2>,
-    plain_parts<Gather>, plain_list<Gather>};
+    plain_parts<Gather>, plain_list<Gather>, plain_permute<Gather>};
 
 // A Parts plan's whole element: each part, at its displacement from the element, by its own
 // plain kernel (plan.cpp gives the plan this kernel only where every part has one); the parts

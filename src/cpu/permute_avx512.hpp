@@ -28,9 +28,6 @@
 namespace ddt {
 
 #if defined(__x86_64__)
-// Runs shorter than this move by the plain kernels (a few moves, no permute index to load).
-constexpr int64_t kPermuteMinBlocks = 4;
-
 // The bytes [0, n) of a 64-byte window as a mask (n in [0, 64]).
 inline uint64_t low_bytes(int64_t n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
 

@@ -358,7 +358,9 @@ void kernels(Plan& p) {
                                    : p.dims <= 2 && !(gather && p.shuffle_stride && !permute_gather(p, p.size)) &&
                                          !stream_stores(p.size, p.width, gather) &&
                                          !p.tile;
-    p.plain[gather] = static_cast<int8_t>(plain ? plain_index(p.kernel_width, p.dims) : -1);
+    const bool permuted = p.permute_blocks[gather] && p.dims >= 1 && p.n[0] >= kPermuteMinBlocks &&
+                          (!gather || permute_gather(p, p.size));
+    p.plain[gather] = static_cast<int8_t>(!plain ? -1 : permuted ? kPlainPermute : plain_index(p.kernel_width, p.dims));
   }
 }
 

@@ -176,6 +176,11 @@ constexpr int kPlainParts = kPlainKernels;
 // list, LAMMPS's per-atom lists: 0.1-3 us calls, where the general entry's checks and dispatch
 // were a tenth of the hand loop's time).
 constexpr int kPlainList = kPlainKernels + 1;
+// And a nest of one or two dimensions whose rows take the permute kernel (Plan::permute_stride):
+// an entry of its own, chosen here once, so that the other plain kernels test nothing per call.
+constexpr int kPlainPermute = kPlainKernels + 2;
+// Runs of fewer blocks take the plain moves (a few moves, no permute index to load).
+constexpr int64_t kPermuteMinBlocks = 4;
 inline int plain_index(int64_t width, int dims) {
   if (dims == 0) return 0;
   int k = 0;
