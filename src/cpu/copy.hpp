@@ -22,4 +22,10 @@ inline void copy_range(const void* src, int64_t scount, ddt_type stype, void* ds
   copy_range(src, scount, stype, dst, dcount, dtype, 0, n);
 }
 
+// Whether copy_range between these sides moves their blocks in 64-byte windows under a block
+// mask (twin.hpp with the plan's permute kernel: tiny blocks of one shape on both sides), where a
+// block costs a fraction of a load and store: the runtime's mechanism choice asks it. Both types
+// valid and committed (the caller's checks).
+bool copy_in_windows(ddt_type stype, int64_t scount, ddt_type dtype, int64_t dcount);
+
 }  // namespace ddt
