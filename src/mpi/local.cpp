@@ -347,8 +347,12 @@ void local_finalize() {
   if (s.world_group != MPI_GROUP_NULL) PMPI_Group_free(&s.world_group);
   const int64_t sends = s.sends.load(), receives = s.receives.load();
   if (verbose())
-    std::fprintf(stderr, "ddtkit-mpi: world rank %d: %lld sends and %lld receives through the runtime\n",
-                 s.world_rank, static_cast<long long>(sends), static_cast<long long>(receives));
+    std::fprintf(stderr,
+                 "ddtkit-mpi: world rank %d: %lld sends and %lld receives through the runtime (rendezvous receives by "
+                 "the heap %lld, CMA %lld, the cells %lld; shares written through the heap %lld, by CMA %lld)\n",
+                 s.world_rank, static_cast<long long>(sends), static_cast<long long>(receives),
+                 static_cast<long long>(t.by_heap), static_cast<long long>(t.by_cma), static_cast<long long>(t.by_cells),
+                 static_cast<long long>(t.shares_heap), static_cast<long long>(t.shares_cma));
   if (env_int("DDTKIT_EXPECT_RUNTIME", 0) && sends + receives == 0) {
     std::fprintf(stderr, "ddtkit-mpi: FAILURE: world rank %d has same-node peers but moved no message through the runtime "
                  "(DDTKIT_EXPECT_RUNTIME=1)\n", s.world_rank);
