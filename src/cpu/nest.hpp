@@ -231,7 +231,8 @@ inline void nest(const Plan& p, NestView x, uintptr_t base, int64_t lo, int64_t 
   const Plan* shuf = nullptr;
   bool permute = false;
 #if defined(__x86_64__)
-  if (p.permute_blocks[Gather] && x.dims > 0 && x.s[0] == p.permute_stride && (!Gather || permute_gather(p, bytes)))
+  if (p.permute_blocks[Gather] && x.dims > 0 && x.size[0] == p.width && x.s[0] == p.permute_stride &&
+      (!Gather || permute_gather(p, bytes)))
     shuf = &p, permute = true;
   else if (Gather && p.shuffle_stride && x.dims > 0 && x.s[0] == p.shuffle_stride && have_ssse3())
     shuf = &p;
