@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cpu/copy_kernels.hpp"
+#include "cpu/permute_avx512.hpp"
 #include "layout/layout.hpp"
 
 namespace ddt {
@@ -195,14 +196,20 @@ class Cursor {
 // engine's kernels: what a pipelined transfer runs, chunk after chunk, on one cursor.
 template <bool Gather>
 struct CursorCopy {
-  char* seq;  // the packed side; advances
+  char* seq;                   // the packed side; advances
+  const Plan* perm = nullptr;  // the message's plan, where its permute kernel moves the runs at its stride
   void piece(uintptr_t p, int64_t n) {
     char* at = reinterpret_cast<char*>(p);
     Gather ? any_copy(seq, at, n) : any_copy(at, seq, n);
     seq += n;
   }
   void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
-    run_blocks<Gather>(seq, p, stride, w, count);
+#if defined(__x86_64__)
+    if (perm && stride == perm->permute_stride && w == perm->width && count >= kPermuteMinBlocks)
+      permute_blocks<Gather>(seq, p, stride, w, count, *perm);
+    else
+#endif
+      run_blocks<Gather>(seq, p, stride, w, count);
     seq += w * count;
   }
   int64_t table(uintptr_t base, const Entry* e, int64_t max, int64_t w, int64_t node) {

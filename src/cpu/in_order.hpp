@@ -36,6 +36,18 @@ class InOrder {
  protected:
   InOrder(ddt_type type, const void* buf, int64_t count)
       : type_(type), buf_(buf), count_(count), tile_(staged_tile(type)), size_(plan_of(type).size) {}
+  // The plan, where its permute kernel moves this direction's runs (a pack: of a message under
+  // plan.hpp's kPermuteGatherMaxBytes), else null: the cursor's run kernels. Round trips of one
+  // vector of bytes through the pipelined cells (DDTKIT_MECH=pipe, 2 ranks, medians of 380;
+  // without -> with): 1 B blocks at 2 B, 32 KiB 28.2 -> 9.8 us, 2 MiB 1,250 -> 255; 4 B at 8 B
+  // 11.6 -> 9.3, 128 KiB 30.8 -> 22.4, 2 MiB 365 -> 250.
+  const Plan* permuted(bool gather) const {
+    const Plan& p = plan_of(type_);
+    int64_t bytes = 0;
+    if (!p.permute_blocks[gather]) return nullptr;
+    if (gather && (__builtin_mul_overflow(p.size, count_, &bytes) || !permute_gather(p, bytes))) return nullptr;
+    return &p;
+  }
   Cursor& cursor() {
     if (!cursor_) cursor_.reset(new Cursor(*type_->layout, type_->extent(), reinterpret_cast<uintptr_t>(buf_), count_));
     return *cursor_;
@@ -59,7 +71,7 @@ class InOrderUnpack : InOrder {
   // The next n stream bytes.
   void take(const char* data, int64_t n) {
     if (!tile_) {
-      CursorCopy<false> op{const_cast<char*>(data)};
+      CursorCopy<false> op{const_cast<char*>(data), permuted(false)};
       cursor().advance(n, op);
       return;
     }
@@ -94,7 +106,7 @@ class InOrderPack : InOrder {
   // Packs the next n stream bytes (at most those left) into out.
   void give(char* out, int64_t n) {
     if (!tile_) {
-      CursorCopy<true> op{out};
+      CursorCopy<true> op{out, permuted(true)};
       cursor().advance(n, op);
       return;
     }

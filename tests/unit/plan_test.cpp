@@ -789,6 +789,16 @@ TEST(Executors, PermuteTinyBlocks) {
             const bool block = e < copies && r < (t == v ? 1 : nrows) && o < span && o % s < w;
             ASSERT_EQ(back[static_cast<size_t>(i)], block ? buf[static_cast<size_t>(i)] : 0) << w << " " << s << " " << count << " byte " << i;
           }
+          // The pipelined cells' way (in_order.hpp: a cursor advanced piece by piece, its runs
+          // through the permute kernel): pieces of 37 bytes packed, of 53 unpacked.
+          std::vector<char> piecewise(out.size()), back2(back.size(), 0);
+          ddt::InOrderPack packer(t, buf.data(), copies);
+          for (int64_t at = 0; at < copies * size; at += 37) packer.give(piecewise.data() + at, std::min<int64_t>(37, copies * size - at));
+          ASSERT_EQ(piecewise, ref) << "in order " << w << " " << s << " " << count;
+          ddt::InOrderUnpack unpacker(t, back2.data(), copies);
+          for (int64_t at = 0; at < copies * size; at += 53) unpacker.take(out.data() + at, std::min<int64_t>(53, copies * size - at));
+          unpacker.finish();
+          ASSERT_EQ(back2, back) << "in order " << w << " " << s << " " << count;
         }
         ddt_type_free(&rows);
         ddt_type_free(&v);
