@@ -221,16 +221,18 @@ std::vector<Timing> pingpong(const std::vector<Method>& ms, int reps) {
 using SendFn = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using RecvFn = int (*)(void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status*);
 
-// One DDTBench round trip (rank 0 sends then receives; rank 1 mirrors) through send/recv.
-void round_trip(SendFn send, RecvFn recv, void* buf, int count, MPI_Datatype t) {
+// One round trip (rank 0 sends then receives; rank 1 mirrors) through send/recv, sent from
+// sbuf and received into rbuf (OSU's two buffers), or from and into one buffer (DDTBench's).
+void round_trip(SendFn send, RecvFn recv, const void* sbuf, void* rbuf, int count, MPI_Datatype t) {
   if (me == 0) {
-    send(buf, count, t, 1, 0, MPI_COMM_WORLD);
-    recv(buf, count, t, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    send(sbuf, count, t, 1, 0, MPI_COMM_WORLD);
+    recv(rbuf, count, t, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   } else if (me == 1) {
-    recv(buf, count, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    send(buf, count, t, 0, 0, MPI_COMM_WORLD);
+    recv(rbuf, count, t, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    send(sbuf, count, t, 0, 0, MPI_COMM_WORLD);
   }
 }
+void round_trip(SendFn send, RecvFn recv, void* buf, int count, MPI_Datatype t) { round_trip(send, recv, buf, buf, count, t); }
 
 void time_kernels(Results& res, const std::vector<std::unique_ptr<Kernel>>& ks, int reps) {
   for (auto& kp : ks) {
@@ -298,17 +300,8 @@ void osu_vect(Results& res, int64_t max_size, int reps) {
     MPI_Datatype v;
     MPI_Type_vector(n, bl, stride, MPI_CHAR, &v);
     MPI_Type_commit(&v);
-    const auto trip = [&](SendFn send, RecvFn recv) {
-      if (me == 0) {
-        send(sbuf, 1, v, 1, 0, MPI_COMM_WORLD);
-        recv(rbuf, 1, v, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      } else if (me == 1) {
-        recv(rbuf, 1, v, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        send(sbuf, 1, v, 0, 0, MPI_COMM_WORLD);
-      }
-    };
-    std::vector<Method> ms = {{"native", [&] { trip(PMPI_Send, PMPI_Recv); }},
-                              {"interposed", [&] { trip(MPI_Send, MPI_Recv); }}};
+    std::vector<Method> ms = {{"native", [&] { round_trip(PMPI_Send, PMPI_Recv, sbuf, rbuf, 1, v); }},
+                              {"interposed", [&] { round_trip(MPI_Send, MPI_Recv, sbuf, rbuf, 1, v); }}};
     auto ts = pingpong(ms, reps);
     for (auto& t : ts) t.ns /= 2;
     MPI_Type_free(&v);

@@ -205,7 +205,7 @@ struct CursorCopy {
   }
   void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
 #if defined(__x86_64__)
-    if (perm && stride == perm->permute_stride && w == perm->width && count >= kPermuteMinBlocks)
+    if (perm && permute_run(*perm, Gather, stride, w, count))
       permute_blocks<Gather>(seq, p, stride, w, count, *perm);
     else
 #endif

@@ -246,8 +246,7 @@ bool copy_in_windows(ddt_type stype, int64_t scount, ddt_type dtype, int64_t dco
   const Plan& ps = plan_of(stype);
   if (!ps.permute_blocks[0] || ps.tile || !twins(ps, scount, plan_of(dtype), dcount)) return false;
   const NestShape shape(ps, scount);
-  const NestView x = shape.view();
-  return x.dims > 0 && x.size[0] == ps.width && x.s[0] == ps.permute_stride;
+  return twin_windows(ps, shape.view()) != nullptr;
 }
 
 // Records the address of every block a cursor passes (all blocks of one width w: a Nest plan's

@@ -86,7 +86,7 @@ struct NestRun {
   // count blocks at a stride: the permute or shuffle kernel where the plan chose it for this stride.
   void blocks(uintptr_t p, int64_t stride, int64_t w, int64_t count) {
 #if defined(__x86_64__)
-    if (permute && stride == shuf->permute_stride && count >= kPermuteMinBlocks)
+    if (permute && permute_run(*shuf, Gather, stride, w, count))
       return permute_blocks<Gather>(seq, p, stride, w, count, *shuf);
     if (Gather && shuf && stride == shuf->shuffle_stride && count > shuf->shuffle_blocks) {
       if (have_avx2()) clear_upper_state();  // its SSE code must not start on dirty AVX state

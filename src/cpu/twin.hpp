@@ -50,7 +50,7 @@ struct TwinRun {
       const int64_t w = W ? W : x.size[0];
 #if defined(__x86_64__)
       // Tiny blocks at a short stride: 64-byte windows under the plan's block mask (measured in plan.cpp).
-      if (perm && stride == perm->permute_stride && count >= kPermuteMinBlocks)
+      if (perm && permute_run(*perm, false, stride, w, count))
         return copy_masked(p, delta, stride, w, count, *perm);
       if (W == 0 && w >= kTwinWideMin) {
         const uintptr_t two = 2 * static_cast<uintptr_t>(stride), to = static_cast<uintptr_t>(delta);  // (mod 2^64)
@@ -75,6 +75,12 @@ struct TwinRun {
   // Part of one block: w bytes at p (cut_range's partial pieces).
   void block(uintptr_t p, int64_t w) { any_copy(reinterpret_cast<char*>(p) + delta, reinterpret_cast<char*>(p), w); }
 };
+
+// The source's plan where a copy between twins moves the innermost runs of the view x in masked
+// windows (permute_avx512.hpp's copy_masked, under the unpack direction's block mask), else null.
+inline const Plan* twin_windows(const Plan& ps, const NestView& x) {
+  return ps.permute_blocks[0] && x.dims > 0 && x.size[0] == ps.width && x.s[0] == ps.permute_stride ? &ps : nullptr;
+}
 
 // Whether (ps, scount) and (pd, dcount) are nests of one shape.
 inline bool twins(const Plan& ps, int64_t scount, const Plan& pd, int64_t dcount) {
@@ -106,7 +112,7 @@ inline void twin_copy(const Plan& ps, int64_t scount, uintptr_t s, const Plan& p
     return stream_fence();
   }
   // A count of contiguous elements can widen the block (NestShape): then the run-time width.
-  const Plan* perm = ps.permute_blocks[0] && x.dims > 0 && x.size[0] == ps.width && x.s[0] == ps.permute_stride ? &ps : nullptr;
+  const Plan* perm = twin_windows(ps, x);
   switch (x.size[0] == ps.width ? ps.kernel_width : 0) {
 #define DDT_CASE_(W) \
   case W: return run(TwinRun<W>{x, delta, perm});

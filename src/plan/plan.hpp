@@ -238,6 +238,12 @@ constexpr int64_t kPermuteGatherMaxBytes = kStreamBytes;
 inline bool permute_gather(const Plan& p, int64_t output_bytes) {
   return p.permute_blocks[1] && output_bytes < kPermuteGatherMaxBytes;
 }
+// Whether a run of count blocks of w bytes at stride takes the plan's permute kernel in this
+// direction (asked per run by the executors that were handed the plan: nest.hpp, cursor.hpp, and
+// twin.hpp with the unpack direction's mask).
+inline bool permute_run(const Plan& p, bool gather, int64_t stride, int64_t w, int64_t count) {
+  return p.permute_blocks[gather] && stride == p.permute_stride && w == p.width && count >= kPermuteMinBlocks;
+}
 inline bool stream_stores(int64_t output_bytes, int64_t width, bool gather) {
   return output_bytes >= kStreamBytes && stream_width(width, gather);
 }
