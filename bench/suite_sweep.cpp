@@ -3,6 +3,7 @@
 // hand-written loop is the element loop users write; the peer builds the same vector; `read`
 // reads the blocks without copying them (the floor below). The default run times every block
 // size in cache and a subset out of cache; --full times all of them.
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -48,6 +49,31 @@ void read_blocks(const char* in, int64_t count, int64_t block, int64_t stride) {
   g_read_sink = first ^ rest;
 }
 
+// Page-aligned bytes, as OMB's and STREAM's buffers are. The sweep's vectors then start on a
+// cache line and a cell measures one layout, not the allocator's placement: with std::vector's
+// storage a block started wherever glibc put the array (16 B past a page for a fresh mmap, any
+// multiple of 16 from the heap once free() has raised the mmap threshold), and an unaligned 64 B
+// block spans two lines, so the same cell moved twice the lines from one run to the next (ddtkit
+// at 64 B in cache 0.68-0.74 of memcpy in make bench; /tmp probe, 2 MiB, memcpy / pack at a line
+// 0.83-0.84, 16 B past it 0.57-0.59, a bare 64-byte load and store per block the same).
+struct PageBytes {
+  char* p = nullptr;
+  explicit PageBytes(size_t n) {
+    void* v = nullptr;
+    if (posix_memalign(&v, 4096, n)) std::abort();
+    p = static_cast<char*>(v);
+  }
+  ~PageBytes() { std::free(p); }
+  PageBytes(const PageBytes&) = delete;
+  PageBytes& operator=(const PageBytes&) = delete;
+};
+
+// The unaligned cells: the same vector 16 B past a line (a fresh large malloc's offset), for
+// blocks of 64 B, 512 B and 4 KiB, with their own memcpy and read floor at that offset (report:
+// the columns "+16 B"). Not a target: each block then touches one line more than its payload.
+constexpr int64_t kOff = 16;
+bool off_cell(int64_t block) { return block == 64 || block == 512 || block == 4096; }
+
 struct Base {
   const char* name;
   ddt_type ddt;
@@ -65,8 +91,11 @@ void suite_sweep(const Context& c) {
   const int64_t payloads[] = {c.smoke ? 64 << 10 : 2 << 20, c.smoke ? 256 << 10 : 64 << 20};
   for (int64_t payload : payloads) {
     const bool in_cache = payload == payloads[0];
-    std::vector<char> src(2 * payload), out(payload), contig(payload);
-    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 7 + 3);
+    PageBytes src_b(2 * payload + 64), out_b(payload + 64), contig_b(payload + 64);
+    char *src = src_b.p, *out = out_b.p, *contig = contig_b.p;
+    for (int64_t i = 0; i < 2 * payload + 64; ++i) src[i] = static_cast<char>(i * 7 + 3);
+    std::memset(out, 0, payload + 64);
+    std::memset(contig, 1, payload + 64);
     for (const Base& b : bases)
       for (int64_t block = 1; block <= (64 << 10); block *= 2) {
         if (block < b.size) continue;
@@ -81,30 +110,35 @@ void suite_sweep(const Context& c) {
         int64_t got;
         const int reps = in_cache ? c.reps(11) : c.reps(7);
         const double sample = in_cache ? 2e5 : 1;  // out of cache: one call per sample
-        std::vector<Method> pack = {{"ddtkit", [&] { ddt_pack(src.data(), 1, t, 0, out.data(), payload, &got); }}};
-        if (pt) pack.push_back({"mpi", [&] { int64_t p = 0; pt->pack(src.data(), 1, out.data(), payload, &p); }});
-        pack.push_back({"memcpy", [&] { std::memcpy(out.data(), contig.data(), payload); }});
-        pack.push_back({"manual", [&] { b.pack(src.data(), out.data(), count, bl, 2 * bl); }});
+        std::vector<Method> pack = {{"ddtkit", [&] { ddt_pack(src, 1, t, 0, out, payload, &got); }}};
+        if (pt) pack.push_back({"mpi", [&] { int64_t p = 0; pt->pack(src, 1, out, payload, &p); }});
+        pack.push_back({"memcpy", [&] { std::memcpy(out, contig, payload); }});
+        pack.push_back({"manual", [&] { b.pack(src, out, count, bl, 2 * bl); }});
         // Issue 9's floor: a memcpy call per block, the loop a user writes when the element loop is
         // too slow (the same memory traffic as ddtkit's, moved by glibc's copy). Blocks of 8 B
         // and more: below, a call per block is no contender.
         if (block >= 8)
           pack.push_back({"blockcopy", [&] {
-                            for (int64_t i = 0; i < count; ++i) std::memcpy(out.data() + i * block, src.data() + 2 * i * block, block);
+                            for (int64_t i = 0; i < count; ++i) std::memcpy(out + i * block, src + 2 * i * block, block);
                           }});
         if (block >= 64)
-          pack.push_back({"read", [&] { read_blocks(src.data(), count, block, 2 * block); }});
+          pack.push_back({"read", [&] { read_blocks(src, count, block, 2 * block); }});
+        if (off_cell(block)) {
+          pack.push_back({"ddtkit+16", [&] { ddt_pack(src + kOff, 1, t, 0, out + kOff, payload, &got); }});
+          pack.push_back({"memcpy+16", [&] { std::memcpy(out + kOff, contig + kOff, payload); }});
+          pack.push_back({"read+16", [&] { read_blocks(src + kOff, count, block, 2 * block); }});
+        }
         char params[96];
         std::snprintf(params, sizeof params, "%s block %lld B", in_cache ? "2 MiB" : "64 MiB", (long long)block);
         auto tp = measure(pack, reps, sample, !in_cache);
         c.results->add("sweep", std::string("vector ") + b.name, params, "pack", payload, tp);
-        std::vector<Method> unpack = {{"ddtkit", [&] { ddt_unpack(out.data(), payload, src.data(), 1, t, 0, &got); }}};
-        if (pt) unpack.push_back({"mpi", [&] { int64_t p = 0; pt->unpack(out.data(), payload, &p, src.data(), 1); }});
-        unpack.push_back({"memcpy", [&] { std::memcpy(contig.data(), out.data(), payload); }});
-        unpack.push_back({"manual", [&] { b.unpack(out.data(), src.data(), count, bl, 2 * bl); }});
+        std::vector<Method> unpack = {{"ddtkit", [&] { ddt_unpack(out, payload, src, 1, t, 0, &got); }}};
+        if (pt) unpack.push_back({"mpi", [&] { int64_t p = 0; pt->unpack(out, payload, &p, src, 1); }});
+        unpack.push_back({"memcpy", [&] { std::memcpy(contig, out, payload); }});
+        unpack.push_back({"manual", [&] { b.unpack(out, src, count, bl, 2 * bl); }});
         if (block >= 8)
           unpack.push_back({"blockcopy", [&] {
-                              for (int64_t i = 0; i < count; ++i) std::memcpy(src.data() + 2 * i * block, out.data() + i * block, block);
+                              for (int64_t i = 0; i < count; ++i) std::memcpy(src + 2 * i * block, out + i * block, block);
                             }});
         auto tu = measure(unpack, reps, sample, !in_cache);
         c.results->add("sweep", std::string("vector ") + b.name, params, "unpack", payload, tu);

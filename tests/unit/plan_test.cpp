@@ -141,18 +141,24 @@ TEST(Executors, StreamingStoresMoveTheSameBytes) {
   // whole lines stream 16 bytes at a time (stream_gather_chunks): with prefetches below 512 B,
   // and from 512 B only where, as for the pairs with a stride of whole lines at source shifts 16
   // and 48, the blocks leave no line untouched between them; other outputs take plain stores.
-  const std::pair<int64_t, int64_t> shapes[] = {{4, 16},   {8, 24},    {16, 40},    {64, 136},  {100, 208},
-                                                {512, 1032}, {1024, 2056}, {4099, 8206}, {64, 128}, {128, 192}, {192, 256},
-                                                {32, 72},   {32, 64},   {128, 320},  {384, 832}};
+  // From a line-aligned source (shift 0), the pairs with a stride of whole lines up to 384 B and a
+  // gap no wider than the block read their gap lines too (copy_kernels.hpp's touch_gaps).
+  const std::pair<int64_t, int64_t> shapes[] = {{4, 16},    {8, 24},    {16, 40},     {64, 136},  {100, 208},
+                                                {512, 1032}, {1024, 2056}, {4099, 8206}, {64, 128}, {128, 192},
+                                                {192, 256}, {128, 256}, {192, 384},   {32, 72},   {32, 64},
+                                                {128, 320}, {384, 832}};
+  EXPECT_TRUE(ddt::touch_gaps(0, 128, 64) && ddt::touch_gaps(0, 384, 192) && ddt::touch_gaps(0, 192, 128));
+  EXPECT_FALSE(ddt::touch_gaps(16, 128, 64) || ddt::touch_gaps(0, 512, 256) || ddt::touch_gaps(0, 320, 128));
   for (const auto& [bl, st] : shapes) {
     const int64_t count = (ddt::kStreamBytes + (1 << 20)) / bl + 3;
-    std::vector<char> src(count * st + 64);
+    std::vector<char> src(count * st + 128);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<char>(i * 131 + (i >> 9));
     ddt_type v;
     ASSERT_EQ(ddt_type_vector(count, bl, st, DDT_CHAR, &v), DDT_SUCCESS);
     ASSERT_EQ(ddt_type_commit(v), DDT_SUCCESS);
+    const char* aligned = src.data() + (64 - (reinterpret_cast<uintptr_t>(src.data()) & 63)) % 64;
     for (int64_t shift : {0, 1, 7, 8, 16, 48}) {  // 8: the output reaches a line boundary after some blocks
-      const char* in = src.data() + shift;
+      const char* in = aligned + shift;
       const std::vector<char> want = gather(in, count, bl, st);
       std::vector<char> out(want.size() + 128, 0);
       char* line = out.data() + 64 - (reinterpret_cast<uintptr_t>(out.data()) & 63);  // line-aligned, a byte or more in
