@@ -298,8 +298,11 @@ const char *ddt_error_string(int code);
  * wildcards), messages between one pair never overtake each other, a receive takes any type whose
  * packed size is at least the message's (a longer message is DDT_ERR_TRUNCATE, its first bytes
  * delivered). Small messages (up to one cell's payload, about 16 KB; DDTKIT_EAGER_MAX lowers
- * the limit) are packed straight into a shared cell and unpacked from it; larger ones go by
- * rendezvous, where the receiver copies straight from the sender's layout into its own:
+ * the limit) are packed straight into a shared cell and unpacked from it, except those of more
+ * than 6 KiB sent from ddt_alloc memory in a layout whose blocks fill their cache lines (or that
+ * the CPU's byte permutes move), which the receiver copies once out of the heap as below (a
+ * DDTKIT_EAGER_MAX that is set holds for every message); larger
+ * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own:
  * with plain loads when the send buffer comes from ddt_alloc (the mapped heap below), else with
  * process_vm_readv driven by both layouts where the blocks are long, else through pipelined
  * shared cells (two copies). The sender names its layout by content and sends it once per peer

@@ -2,7 +2,8 @@
 // large messages in rendezvous.cpp; the segment in job.hpp).
 //
 // Protocols, per message:
-//   eager (packed size <= rt.eager_max, at most kCellPayload): the sender packs straight into a
+//   eager (packed size <= rt.eager_max, at most kCellPayload, except a send from the mapped heap
+//     that the receiver copies faster out of the heap: rendezvous_from_heap): the sender packs straight into a
 //     cell; the receiver unpacks straight from it when a receive is posted, or keeps a copy as
 //     unexpected.
 //   rendezvous: an RTS that describes the send (rendezvous.cpp), answered by FIN once the
@@ -645,7 +646,8 @@ int spin(Done done, Failed failed) {
 
 // Posts the send r: eager into a cell, or an RTS (rendezvous.cpp) that carries the call's kind.
 void start_send(ddt_request r) {
-  if (r->bytes <= rt.eager_max) {
+  if (r->bytes <= rt.eager_max && !(r->staging.empty() && !r->ipc &&
+                                   rendezvous_from_heap(r->type, r->sbuf, r->count, r->peer, r->bytes))) {
     Outgoing o{kEager, r};
     if (r->mode == DDT_SEND_SYNC) {  // completes on the receiver's FIN, sent when it matches
       o.flags = kSync;
@@ -779,9 +781,16 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     // messages of 1-16 KB, 1.36-3.74 for a vector of 64 B blocks, 1.31-2.64 for 8 B blocks:
     // the rendezvous' RTS/FIN round trip (2.5-6 us) outweighs its saved copy at every size a
     // cell can hold. DDTKIT_EAGER_MAX lowers it (tests run every message by rendezvous with it).
+    // (That was before the rendezvous' round trip fell to 1.5-2 us: at 0a58793 the heap's one
+    // copy beat the cell from 6 KiB, and rendezvous_from_heap, rendezvous.cpp, sends such
+    // messages by RTS unless DDTKIT_EAGER_MAX is set.)
     rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") ? std::clamp(std::atoi(std::getenv("DDTKIT_STAGE_ALL")), 0, 2) : 0;
     rt.eager_max = kCellPayload;
-    if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);
+    rt.eager_fixed = false;
+    if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) {
+      rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);
+      rt.eager_fixed = true;
+    }
     rt.chunk_min = kChunkMinBytes, rt.chunk_bytes = kChunkBytes, rt.engine_ratio = 1.0;
     // This rank's cores, for judge_cores below once every rank has written its own.
     cpu_set_t& mine = job->cpus[rank];
@@ -946,7 +955,9 @@ bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, 
   if (mode != DDT_SEND_STANDARD && mode != DDT_SEND_READY) return false;
   if (check_args(buf, count, type, dest, false)) return false;  // the full path reports it
   const int64_t bytes = packed_size(type, count);
-  if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes)) return false;
+  if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes) ||
+      rendezvous_from_heap(type, buf, count, dest, bytes))
+    return false;
   Cell* cell = free_cell(dest);
   if (!cell) return false;
   CellHeader h{};

@@ -209,19 +209,20 @@ struct Pieces {
 
 enum class Mech { kHeap, kCma, kPipe };
 
+// Whether the heap's one copy beats the pipelined cells for n bytes of these pieces: by the bytes
+// in each sender line it touches and by its pieces (kHeapMinLineBytes above); beyond the sender's
+// cache the pipe loses its advantage and moves the bytes twice.
+bool heap_pays(const Pieces& p, int64_t n) {
+  if (n >= kSenderCached || p.windows) return true;
+  const int64_t per_line = n / std::max<int64_t>(1, p.lines), per_piece = n / std::max<int64_t>(1, p.sender);
+  return per_line >= kHeapDenseLineBytes || (per_line >= kHeapMinLineBytes && per_piece >= kHeapMinPieceBytes);
+}
+
 // p is null for an iov exchange (the pieces are not known yet: CMA whenever permitted).
 Mech select(const Attachment* seg, const Pieces* p, int64_t n) {
   if (rt.mech == DDT_MECH_PIPE) return Mech::kPipe;
   if (seg && rt.mech == DDT_MECH_HEAP) return Mech::kHeap;
-  if (seg && rt.mech == DDT_MECH_AUTO) {
-    // The heap pays by the bytes in each sender line it touches and by its pieces (kHeapMinLineBytes
-    // above); beyond the sender's cache the pipe loses its advantage and moves the bytes twice.
-    if (!p || n >= kSenderCached || p->windows) return Mech::kHeap;
-    const int64_t per_line = n / std::max<int64_t>(1, p->lines), per_piece = n / std::max<int64_t>(1, p->sender);
-    if (per_line >= kHeapDenseLineBytes || (per_line >= kHeapMinLineBytes && per_piece >= kHeapMinPieceBytes))
-      return Mech::kHeap;
-    return Mech::kPipe;
-  }
+  if (seg && rt.mech == DDT_MECH_AUTO) return !p || heap_pays(*p, n) ? Mech::kHeap : Mech::kPipe;
   if (!rt.cma) return Mech::kPipe;
   if (rt.mech == DDT_MECH_CMA || !p) return Mech::kCma;
   // CMA pays where the finer side's pieces are long enough (kCmaMinPiece above).
@@ -622,6 +623,35 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
 }
 
 }  // namespace
+
+// Sender: whether a message that an eager cell would hold goes by RTS instead, so that the
+// receiver copies it once out of this process's heap (RGET) rather than the cell's two copies (the
+// sender's pack into the cell, the receiver's unpack out of it). Where the send lies in the mapped
+// heap, its layout is one the heap pays for (heap_pays, judged as the receiver will judge it, with
+// the receive taken to be of the same shape), and it is larger than kHeapEagerMax. Round trips of
+// one vector of char between two ranks' heap buffers (ddt_alloc), medians of 15 samples, cores
+// near (30 ns a line), eager / RTS (DDTKIT_EAGER_MAX=0), us, at 4 / 6 / 8 / 16 KiB of payload:
+// 4 B blocks at 8 B (osu_latency's vect:8:4) 1.30-1.63 / 1.33-2.26, 2.35 / 2.47, 2.85-3.21 /
+// 1.77-2.57, 4.71 / 3.46; 64 B at 128 B 1.48 / 1.81, 2.14 / 1.96, 2.87 / 2.09, 5.31 / 2.51; 40 B
+// at 560 B (NAS_LU_y's faces) 2.07 / 1.92, 3.12 / 2.21, 4.19 / 2.49, 7.34 / 3.33; contiguous 1.33 /
+// 1.60, 1.92 / 1.64, 2.60 / 1.75, 4.38 / 2.05. (16 B blocks at 32 B, which the receiver's rule
+// sends through the pipelined cells, lost by RTS: 4.93 / 7.13 at 16 KiB; heap_pays keeps them eager.)
+// Only with the mechanism left to the runtime (DDT_MECH_AUTO): a forced one keeps the eager limit,
+// as DDTKIT_EAGER_MAX does, set (every message up to it eager: for a program that, against MPI's
+// rules, counts on its standard sends of some KiB being buffered; ddt_comm_send_mode's buffered
+// mode is the portable way).
+constexpr int64_t kHeapEagerMax = int64_t{6} << 10;
+bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n) {
+  if (n <= kHeapEagerMax || rt.mech != DDT_MECH_AUTO || rt.eager_fixed || !heap_segment(type, buf, count, peer).id)
+    return false;
+  Pieces p{pieces_of(type, count), pieces_of(type, count)};
+  p.windows = ddt::copy_in_windows(type, count, type, count);
+  if (!p.windows) {
+    const Hash key = key_of(type);
+    p.lines = sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf));
+  }
+  return heap_pays(p, n);
+}
 
 // What follows a copy job, by role: RGET's receiver sends FIN and completes; COOP's receiver
 // sends FIN for its share and settles; a sender (RPUT, COOP) sends FIN(kFinRecv) and completes

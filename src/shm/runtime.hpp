@@ -210,6 +210,7 @@ struct Runtime {
   // Sends of at most this many packed bytes go eager (comm.cpp's kEagerMax; DDTKIT_EAGER_MAX, at
   // most one cell's payload).
   int64_t eager_max = 0;
+  bool eager_fixed = false;  // DDTKIT_EAGER_MAX was given: it holds for every message (no rendezvous_from_heap)
   // DDTKIT_STAGE_ALL=1 (tests): every buffer takes the device buffers' staged way, so that the
   // path runs where no GPU is; 2: rendezvous sends also go as device (IPC) sends with an empty
   // description, which a receiver without the GPU layer answers by asking for cells.
@@ -279,6 +280,9 @@ int64_t now_ns();
 int64_t phase_ticks();
 
 // rendezvous.cpp
+// Sender: whether a message of n bytes that fits an eager cell goes by RTS, for the receiver to
+// copy it once out of this process's heap.
+bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n);
 // Sender: the RTS of r (exchange design, heap segment, layout or key), ready to enqueue.
 Outgoing make_rts(ddt_request r);
 // Receiver: a matched RTS (or one resent with the layout it asked for).

@@ -289,6 +289,45 @@ void run(int node_rank, int node_size) {
     for (ddt_type* t : {&dense, &sparse, &partly, &apart}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
   }
 
+  // Messages an eager cell would hold go by RTS past 6 KiB where they lie in the heap and the heap
+  // pays for their layout (rendezvous.cpp's rendezvous_from_heap): the receiver's one copy out of the
+  // sender's heap beats the cell's pack and unpack. 8 KiB contiguous from the heap: the heap; 4 KiB:
+  // eager (no rendezvous receive); 8 KiB of 4 B pieces at 128 B (4 B a line) and 8 KiB from the C
+  // library's memory: eager.
+  {
+    const int64_t big = 8192, small = 4096, span = 128 * 2048;
+    ddt_type sparse = DDT_TYPE_NULL;
+    CHECK_RC(ddt_type_vector(2048, 1, 32, DDT_INT, &sparse), DDT_SUCCESS);
+    CHECK_RC(ddt_type_commit(sparse), DDT_SUCCESS);
+    void *s = nullptr, *r = nullptr;
+    CHECK_RC(ddt_alloc(span, &s), DDT_SUCCESS);
+    CHECK_RC(ddt_alloc(span, &r), DDT_SUCCESS);
+    std::vector<char> libc(big);
+    struct Case {
+      void* buf;
+      int64_t count;
+      ddt_type t;
+      bool heap;
+    } cases[] = {{s, big, DDT_BYTE, true}, {s, small, DDT_BYTE, false}, {s, 1, sparse, false}, {libc.data(), big, DDT_BYTE, false}};
+    int round = 16;
+    for (const Case& c : cases) {
+      CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
+      ring(round, rank, size, c.buf, c.count, c.t, r, c.count, c.t, span);
+      CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
+      const int64_t receives = t1.receives - t0.receives, by_heap = t1.by_heap - t0.by_heap;
+      if (c.heap ? !(receives == 1 && by_heap == 1) : receives != 0) {
+        char m[160];
+        std::snprintf(m, sizeof m, "round %d: %lld rendezvous receives, %lld by the heap; expected %s", round,
+                      static_cast<long long>(receives), static_cast<long long>(by_heap), c.heap ? "one by the heap" : "eager");
+        fail(__FILE__, __LINE__, m);
+      }
+      ++round;
+    }
+    CHECK_RC(ddt_free(s), DDT_SUCCESS);
+    CHECK_RC(ddt_free(r), DDT_SUCCESS);
+    CHECK_RC(ddt_type_free(&sparse), DDT_SUCCESS);
+  }
+
   // A struct over two arrays allocated apart, 20 MiB of other live allocations between them: all
   // of a process's heap lies in one window segment (heap.hpp), so the receiver reads both through
   // one mapping. With 16 MiB arena segments the arrays lay in two segments and the transfer went
