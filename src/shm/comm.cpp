@@ -95,6 +95,8 @@ void complete(ddt_request r, int error) {
     if (int e = ddt_unpack(r->staging.data(), bytes, r->user_buf, r->user_count, r->user_type, 0, &n))
       if (error == DDT_SUCCESS) error = e;
   }
+  if (r->learn.slot >= 0 && error == DDT_SUCCESS) rt.learner.record(r->learn, phase_ticks());
+  r->learn.slot = -1;
   r->done = true;
   r->status.error = error;
   untrack(r);
@@ -786,6 +788,8 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     // messages by RTS unless DDTKIT_EAGER_MAX is set.)
     rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") ? std::clamp(std::atoi(std::getenv("DDTKIT_STAGE_ALL")), 0, 2) : 0;
     rt.eager_max = kCellPayload;
+    rt.learner = MechLearner{};
+    rt.learn = !(std::getenv("DDTKIT_LEARN") && std::strcmp(std::getenv("DDTKIT_LEARN"), "0") == 0);
     rt.eager_fixed = false;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) {
       rt.eager_max = std::clamp<int64_t>(std::atoll(e), 0, kCellPayload);

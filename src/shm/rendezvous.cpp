@@ -105,9 +105,8 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // 23.7-25.3; but WRF_x lost near too (4x4 70.3 / 29.8, 8x8 37.5 / 18.4: its struct of arrays
 // is copied through a staging buffer, not by a twin nest). The threshold is placed for the far
 // case, where a wrong heap costs most (up to 3x); near, the sparse kernels keep the pipe and give
-// up 1.2-1.5x. Taking both would need the distance
-// now, per peer, kept fresh as the host moves the cores (e.g. the least delivery latency of the
-// peer's recent rts cells, stamped by the sender): not built.
+// up 1.2-1.5x. Taking both: the receiver times both ways per layout and keeps the clearly
+// faster one (learn.hpp, deliver_rts below), with this rule as its first guess.
 //
 // Except tiny blocks that the copy moves in masked 64-byte windows (ddt::copy_in_windows: both
 // sides of one shape, blocks of 1-12 B at strides up to 64, AVX-512): a piece costs a fraction of
@@ -1034,15 +1033,27 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   a.hist_peer = recent_copied(source, now);
   a.shared_cores = rt.oversubscribed;  // the job's cores, all ranks' masks (comm.cpp's judge_cores)
   a.chunk_min = rt.chunk_min;
-  a.pipe = select(seg, &pieces, n) == Mech::kPipe;
+  Mech model = select(seg, &pieces, n);
+  // Where the cost model decides by the lines (not past the sender's cache, not in windows), the
+  // learner has the last word for a keyed layout (learn.hpp: the lines' cost is the cores' distance).
+  MechLearner::Ticket ticket;
+  const bool learnable = seg && keyed && rt.learn && rt.mech == DDT_MECH_AUTO && n > 0 && n < kSenderCached && !pieces.windows;
+  if (learnable) {
+    ticket = rt.learner.choose(source, key, r->rcount, key_of(r->type), r->count, model == Mech::kHeap, phase_ticks());
+    model = ticket.heap ? Mech::kHeap : Mech::kPipe;
+  }
+  a.pipe = model == Mech::kPipe;
   const Choice c = n > 0 ? choose(a) : Choice{DDT_PROTO_RGET, n, false, false};
   if (c.proto != DDT_PROTO_RGET) {
+    // RPUT, COOP and HYBRID copy through the heaps (or CMA), never the cells: timed as the heap's.
+    if (learnable && ticket.heap) r->learn = ticket;
     r->wseg = wseg.id && offer(wseg, source) ? wseg.id : 0;  // else the sender writes by CMA
     return start_protocol(r, source, seg, remote, key, keyed, c);
   }
   r->proto = DDT_PROTO_RGET, r->chunked = c.chunked, r->engine = c.engine;
-  Mech m = select(seg, &pieces, n);
+  Mech m = model;
   if (m == Mech::kPipe && passive && rt.cma && rt.mech != DDT_MECH_PIPE) m = seg ? Mech::kHeap : Mech::kCma;
+  if (learnable && (m == Mech::kHeap) == ticket.heap) r->learn = ticket;  // timed as chosen
   if (m == Mech::kHeap) {
     ++rt.times.by_heap, ++rt.times.by_rget;
     const uintptr_t src = heap_src(r, source, *seg, remote, key, keyed);

@@ -17,6 +17,7 @@
 #include "ddtkit.h"
 #include "shm/attach.hpp"
 #include "shm/job.hpp"
+#include "shm/learn.hpp"
 #include "shm/memo.hpp"
 
 struct ddt_request_s {
@@ -77,6 +78,7 @@ struct ddt_request_s {
   int64_t charged = 0;
   bool chunked = false, engine = false;
   bool share_taken = false;  // send: a CTS has given this side its share (later ones are ignored)
+  ddt::shm::MechLearner::Ticket learn;  // receive: its time goes to the mechanism learner (learn.hpp) when it completes
   // A buffer the runtime's mechanisms cannot reach (device memory: cpu/device.hpp), staged in host
   // memory (comm.cpp's stage_send / stage_recv): staging holds the packed bytes and the request
   // moves them as bytes; a receive unpacks them into (user_buf, user_count, user_type) when it
@@ -155,6 +157,8 @@ struct Runtime {
   bool oversubscribed = false;
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
   int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
+  MechLearner learner;  // heap or cells for layouts the cost model cannot call (learn.hpp)
+  bool learn = true;    // DDTKIT_LEARN=0: the cost model alone
   bool cma = true;  // false once the kernel has refused CMA here
   // Channels whose pages this process has mapped in (job.hpp's prefault_channel), to each
   // destination and from each source.
