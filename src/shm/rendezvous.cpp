@@ -647,9 +647,17 @@ bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int pee
     return false;
   Pieces p{pieces_of(type, count), pieces_of(type, count)};
   p.windows = ddt::copy_in_windows(type, count, type, count);
+  // The lines are counted (memoized, as the receiver counts them) for up to kSenderCountPieces
+  // pieces, else estimated from the span: a send that fits a cell must not pay for listing and
+  // sorting thousands of lines whenever its layout has left the 8-entry memo. (Pieces that many in
+  // 16 KB average under 16 B; the estimate is close for regular layouts and, for scattered ones,
+  // errs toward too many lines, so toward the eager cell this message would have taken anyway.)
+  constexpr int64_t kSenderCountPieces = 1024;
   if (!p.windows) {
     const Hash key = key_of(type);
-    p.lines = sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf));
+    p.lines = p.sender <= kSenderCountPieces
+                  ? sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf))
+                  : estimated_lines(type, count, p.sender, n);
   }
   return heap_pays(p, n);
 }
