@@ -8,10 +8,12 @@
 //
 // So each (peer, sender layout and count, receive layout and count) keeps the last few
 // receiver-observed times of each mechanism (from the matched RTS to the receive's completion,
-// in TSC ticks of this process), follows the model until it has two of its own, tries the other
-// once, then takes the faster by the least of its last four times, and tries the slower again
-// every kRefresh receives (kRefreshFar where it was more than twice as slow), so that a change
-// of distance is seen. The least of four keeps a preempted or deferred receive from deciding.
+// in TSC ticks of this process; each mechanism's first receive in the entry is not kept), follows
+// the model for kTrial receives, tries the other for kTrial, then compares the least of the last
+// four times of each and takes the other only where it is at most kMargin (4/5) of the model's,
+// and tries the slower again every kRefresh receives (kRefreshFar where it was more than twice as
+// slow), so that a change of distance is seen. The least of four keeps a preempted or deferred
+// receive from deciding.
 // Measured at acb9fb6+ (2 ranks, ddt_alloc buffers, round trips of one vector of char, medians of
 // 15 samples, cores near at 30-40 ns a line; learned / the model alone, DDTKIT_LEARN=0), us, at
 // 16 / 32 / 128 KiB of payload: 16 B blocks at 32 B 2.38-2.91 / 6.85-8.26, 3.00-3.54 / 9.62-10.67,
@@ -48,8 +50,10 @@ class MechLearner {
     int slot = -1;
     for (int i = 0; i < kEntries; ++i)
       if (e_[i].source == source && e_[i].rcount == rcount && e_[i].count == count && e_[i].remote == remote &&
-          e_[i].local == local)
+          e_[i].local == local) {
         slot = i;
+        break;
+      }
     if (slot < 0) {  // a new entry, in place of the oldest
       slot = static_cast<int>(next_++ % kEntries);
       e_[slot] = Entry{source, remote, local, rcount, count, ++gen_};

@@ -645,7 +645,8 @@ constexpr int64_t kHeapEagerMax = int64_t{6} << 10;
 bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n) {
   if (n <= kHeapEagerMax || rt.mech != DDT_MECH_AUTO || rt.eager_fixed || !heap_segment(type, buf, count, peer).id)
     return false;
-  Pieces p{pieces_of(type, count), pieces_of(type, count)};
+  const int64_t pieces = pieces_of(type, count);  // both sides': the receive taken to be of this shape
+  Pieces p{pieces, pieces};
   p.windows = ddt::copy_in_windows(type, count, type, count);
   // The lines are counted (memoized, as the receiver counts them) for up to kSenderCountPieces
   // pieces, else estimated from the span: a send that fits a cell must not pay for listing and
