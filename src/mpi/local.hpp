@@ -97,7 +97,8 @@ bool runtime_contig_gap(int64_t bytes);
 // that route every message through the runtime); never under MPICH. See local.cpp.
 bool native_pipeline(const TypeInfo& info, int64_t count);
 // Packed bytes up to which such a message never takes the runtime, whatever its buffer and peer,
-// unless its type is small_pieces: local_send_peer moves it only past the runtime's eager cells,
+// unless its type is small_pieces, or of short_pieces past kHeapEagerMax (one from the heap
+// takes it: p2p.cpp's note_as_is): local_send_peer moves it only past the runtime's eager cells,
 // with one copy. The runtime's eager size under Open MPI (where native_pipeline holds), 0
 // elsewhere.
 int64_t native_pipeline_upto();

@@ -92,7 +92,24 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
   // launches through the runtime, 0.98-1.00 handed over. SPECFEM3D_mt's 12-byte pieces (three
   // floats) go through the cells too, but Open MPI's own path is slow on them: 2.2-2.7x kept.
   const auto keep = [&] { return big_pieces || (info.mean_block > info.unit && in_segment()); };
-  if (!contig && native_pipeline(info, count) && !(bytes > ddt::shm::rt.eager_max && keep())) return -1;
+  // And one of short pieces (at most 32 B on average, of any basic element) that the runtime
+  // would send from its heap by RTS though a cell holds it (rendezvous.cpp: rendezvous_from_heap):
+  // the receiver's one copy out of the heap against Open MPI's pack and unpack, which pay per piece.
+  // ddtbench_mpi under Open MPI 5.0.11, 2 ranks, native / interposed, launches alternated:
+  // - with this clause for every layout / without it (four each, cores near): osu_latency -D
+  //   vect:8:4 of size 16384 (8 KiB of 4-byte blocks) 1.11-1.14 / 0.95-0.98; but MILC_su3_zd
+  //   8,8,8,8 (12 KiB, pieces of 768 B) 0.80-0.87 / 0.96-0.99 and NAS_LU_y N=162 (6.3 KiB, 40 B)
+  //   0.84-0.88 / 0.97-1.00, whose pieces Open MPI moves well;
+  // - with it for short pieces only / without it (four each, two near, two far): that size 1.15
+  //   near and 2.47-2.58 far / 0.97-1.00; MILC 0.96-1.03 / 0.97-1.01, NAS_LU_y 0.96-1.00 /
+  //   0.98-1.00, geometric mean over the 66 kernels 1.96-2.05 / 1.91-2.07.
+  const auto heap_rts = [&] {
+    if (bytes > ddt::shm::rt.eager_max || !short_pieces(info) || !in_segment()) return false;
+    auto lock = runtime_lock();
+    return ddt::shm::rendezvous_from_heap(info.t, buf, count, peer, bytes);
+  };
+  if (!contig && native_pipeline(info, count) && !(bytes > ddt::shm::rt.eager_max && keep()) && !heap_rts())
+    return -1;
   if (blocking) return peer;
   auto lock = runtime_lock();
   if (!persistent && !ddt::shm::can_post(peer, 2)) return -1;

@@ -15,6 +15,7 @@
 
 #include "mpi/local.hpp"
 #include "mpi/shim.hpp"
+#include "shm/runtime.hpp"
 
 using namespace ddtmpi;
 
@@ -119,9 +120,14 @@ inline char* bytes_of(const TypeInfo* ti, const void* buf) {
   return const_cast<char*>(static_cast<const char*>(buf)) + ti->offset;
 }
 
-// Remembers that count elements of a Pack type went to the MPI as they are (d: direct's answer).
+// Remembers that count elements of a Pack type went to the MPI as they are (d: direct's answer),
+// where that followed from the layout and count alone: a message of short pieces past the
+// runtime's kHeapEagerMax went so for its buffer too (local_send_peer: one outside the heap), and
+// the next one, from the heap, may take the runtime.
 inline void note_as_is(const TypeInfo& ti, int count, MPI_Datatype dt, const Direct& d) {
-  if (ti.mode == TypeInfo::Pack && d.type == dt && d.count == count) ti.as_is_count.store(count, std::memory_order_relaxed);
+  if (ti.mode == TypeInfo::Pack && d.type == dt && d.count == count &&
+      !(short_pieces(ti) && static_cast<int64_t>(count) * ti.size > ddt::shm::kHeapEagerMax))
+    ti.as_is_count.store(count, std::memory_order_relaxed);
 }
 
 // F, or while a receive of this process may hold a ticket (tickets_pending), its non-blocking

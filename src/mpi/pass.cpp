@@ -210,7 +210,8 @@ constexpr int64_t kOmpiEagerBytes = 4096;
 constexpr int64_t kOmpiSlowPiece = 32;
 bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) { return bytes < kOmpiEagerBytes && small_pieces(info); }
 
-bool small_pieces(const TypeInfo& info) { return info.unit >= 4 && info.mean_block <= kOmpiSlowPiece; }
+bool small_pieces(const TypeInfo& info) { return info.unit >= 4 && short_pieces(info); }
+bool short_pieces(const TypeInfo& info) { return info.mean_block <= kOmpiSlowPiece; }
 
 bool ompi_pass_candidate(const TypeInfo& info) {
   return info.mode == TypeInfo::Pack && info.monotone && info.aligned && !info.x87 && info.extent > 0;

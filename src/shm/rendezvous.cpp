@@ -641,7 +641,6 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
 // mode is the portable way). The MPI interposer keeps the rule: neither MPI buffers such a message
 // itself (two ranks each sending the other 12 KiB of vector(384, 4, 5, MPI_DOUBLE) with MPI_Send
 // before MPI_Recv waited forever natively under MPICH 5.0.2 and Open MPI 5.0.11 alike).
-constexpr int64_t kHeapEagerMax = int64_t{6} << 10;
 bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n) {
   if (n <= kHeapEagerMax || rt.mech != DDT_MECH_AUTO || rt.eager_fixed || !heap_segment(type, buf, count, peer).id)
     return false;

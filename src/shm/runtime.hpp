@@ -285,7 +285,9 @@ int64_t phase_ticks();
 
 // rendezvous.cpp
 // Sender: whether a message of n bytes that fits an eager cell goes by RTS, for the receiver to
-// copy it once out of this process's heap.
+// copy it once out of this process's heap. Never for n <= kHeapEagerMax (the measurements are
+// beside the function).
+constexpr int64_t kHeapEagerMax = int64_t{6} << 10;
 bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n);
 // Sender: the RTS of r (exchange design, heap segment, layout or key), ready to enqueue.
 Outgoing make_rts(ddt_request r);
