@@ -11,7 +11,9 @@
 // It also starts ddtkit's runtime through this MPI (ddtkit_mpi_bootstrap.h) and times it beside
 // the MPI in these same processes: the DDTBench kernels' round trips three ways in turn,
 // interleaved sample by sample (the MPI's datatype path, ddtkit's runtime in its default
-// configuration with the arrays in the mapped heap, the hand-written loops over the MPI); the
+// configuration with the arrays in the mapped heap, the hand-written loops over the MPI, and
+// the runtime moving the kernel's bytes as one contiguous run of the heap: the transport's own
+// bound on the datatype path, `ddtkit-bytes`); the
 // vector sweep block size by block size (the MPI's methods, then ddtkit's memoized heap,
 // `ddtkit-memoized`); and the stencil's iterations in turn with the MPI's (`ddtkit`). Separate runs of this
 // shared 2-core machine have differed by 3x on the same exchange, so issue 10's ratios are these
@@ -140,6 +142,11 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
     int64_t fft_bytes = fft ? k.array_bytes[0] : 0;
     char* fft_out = fft ? static_cast<char*>(rt.alloc(fft_bytes)) : nullptr;
     std::vector<char> tmp(k.bytes + 1), tmp2(k.bytes + 1);
+    // The same bytes as one contiguous run of the heap, through the same runtime: what a layout's
+    // transfer cannot beat (the datatype path moves these bytes from strided places); with the MPI
+    // beside it, it bounds the ratio any datatype engine on this transport reaches (report_runtime.py).
+    char* contig = fft ? nullptr : static_cast<char*>(rt.alloc(std::max<int64_t>(k.bytes, 1)));
+    if (contig) std::memset(contig, 0, static_cast<size_t>(std::max<int64_t>(k.bytes, 1)));
     check_kernel(rt, k, fft_out, fft_bytes);  // ddtkit's bytes; the MPI's are ddtbench_mpi --check's subject
     std::vector<Method> ms;
     if (fft) {  // two transposes per iteration (spec §2.2)
@@ -167,12 +174,14 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
                  k.manual_pack(tmp.data());
                  t.send(tmp.data(), bytes, MPI_BYTE, peer, 4);
                }
-             }}};
+             }},
+            {"ddtkit-bytes", [&] { round_trip(rt, contig, k.bytes, rt.bytes(), 4); }}};
     }
     const std::vector<double> ns = interleaved(t, ms, b);
     t.free_type(mt);
     if (fft) t.free_type(mr);
     if (fft_out) rt.release(fft_out);
+    if (contig) rt.release(contig);
     if (me != 0 || !out) continue;
     for (size_t m = 0; m < ms.size(); ++m) out->add("rt_pingpong", k.name, k.params, "round trip", ms[m].name, k.bytes, ns[m]);
     std::printf("[pingpong] %-14s %-12s %9lld B  MPI %9.2f us  ddtkit runtime %9.2f us (%.2fx)  hand %9.2f us\n",
