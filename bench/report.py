@@ -342,7 +342,8 @@ def main():
     protocols = report_protocols.section(md, targets, OUT)
     gpu = report_gpu.section(md, targets, OUT)
 
-    summary = ["## Summary: targets of issue 9 (engine), issue 4 (interposer) and issue 10 (runtime)", "",
+    summary = ["## Summary: the targets of the engine (issue 9), the runtime (issue 10), the interposer (issues 4 and 11), "
+               "the GPU layer (issue 12), the NIC model (issue 14) and the protocols (issue 15)", "",
                "| target | measured | peers | met |",
                "|---|---|---|---|"]
     summary += [f"| {t} | {m} | {p} | {'—' if ok is None else 'yes' if ok else '**NO**'} |" for t, m, p, ok in targets]
@@ -360,7 +361,7 @@ def main():
 
 
 def interposer(md, targets):
-    """The DDTBench ping-pong and the OSU vector latency under the interposer (issue 4): for each
+    """The DDTBench ping-pong and the OSU vector latency under the interposer (issues 4 and 11): for each
     MPI, its own path (PMPI) and the intercepted one (MPI) interleaved in one process."""
     data = {}
     for label, name in (("MPICH", "interposer_mpich.jsonl"), ("Open MPI", "interposer_openmpi.jsonl")):
