@@ -134,6 +134,7 @@ struct LocalSend {
   int64_t count = 0;
   int peer = -1, mode = DDT_SEND_STANDARD;
   bool blocking = false;
+  int heap_rts = -1;  // local_send_peer's answer of rendezvous_from_heap, handed to isend_as (-1: none)
   ddt_request req = DDT_REQUEST_NULL;
   Ticket ticket{};
   int error = DDT_SUCCESS;
@@ -150,9 +151,11 @@ struct LocalSend {
 // native_pipeline hands to the MPI unless the runtime moves it with one copy; and for a
 // non-blocking send also its RTS written at once and a copy that needs nothing more of this
 // process (pieces long enough for CMA, or the buffer in the mapped heap). Persistent sends skip
-// the check of the moment (a start cannot fall back to the staged way).
+// the check of the moment (a start cannot fall back to the staged way). *heap_rts (if given) is
+// set to 1 where the decision asked ddt::shm::rendezvous_from_heap and it said yes, for the send's
+// isend_as (LocalSend::heap_rts) not to ask again; left as is otherwise.
 int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Comm comm, int dest, bool blocking,
-                    bool persistent = false);
+                    bool persistent = false, int* heap_rts = nullptr);
 
 // For a receive that has completed with status st: whether what arrived is a ticket, and if so
 // the message it stands for taken from the runtime into the receive's buffer (s: the receive as

@@ -36,7 +36,8 @@ bool named(MPI_Datatype dt) {
 int LocalSend::post() {
   auto lock = runtime_lock();
   ticket = make_ticket(peer, count * info->size);
-  const int e = ddt::shm::isend_as(buf, count, info->t, peer, static_cast<int>(ticket.seq), mode, blocking, &req);
+  const int e =
+      ddt::shm::isend_as(buf, count, info->t, peer, static_cast<int>(ticket.seq), mode, blocking, &req, heap_rts);
   error = e;
   if (e) {
     req = DDT_REQUEST_NULL;
@@ -69,7 +70,7 @@ int LocalSend::wait() {
 }
 
 int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Comm comm, int dest, bool blocking,
-                    bool persistent) {
+                    bool persistent, int* heap_rts) {
   const bool contig = info.mode == TypeInfo::Contig;
   if (!local_on() || (info.mode != TypeInfo::Pack && !contig) || count <= 0 || info.size <= 0) return -1;
   if (count > INT64_MAX / info.size) return -1;
@@ -103,12 +104,14 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
   // - with it for short pieces only / without it (four each, two near, two far): that size 1.15
   //   near and 2.47-2.58 far / 0.97-1.00; MILC 0.96-1.03 / 0.97-1.01, NAS_LU_y 0.96-1.00 /
   //   0.98-1.00, geometric mean over the 66 kernels 1.96-2.05 / 1.91-2.07.
-  const auto heap_rts = [&] {
+  const auto from_heap = [&] {
     if (bytes > ddt::shm::rt.eager_max || !short_pieces(info) || !in_segment()) return false;
     auto lock = runtime_lock();
-    return ddt::shm::rendezvous_from_heap(info.t, buf, count, peer, bytes);
+    if (!ddt::shm::rendezvous_from_heap(info.t, buf, count, peer, bytes)) return false;
+    if (heap_rts) *heap_rts = 1;
+    return true;
   };
-  if (!contig && native_pipeline(info, count) && !(bytes > ddt::shm::rt.eager_max && keep()) && !heap_rts())
+  if (!contig && native_pipeline(info, count) && !(bytes > ddt::shm::rt.eager_max && keep()) && !from_heap())
     return -1;
   if (blocking) return peer;
   auto lock = runtime_lock();

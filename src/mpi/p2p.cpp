@@ -40,7 +40,7 @@ bool large_pass(const TypeInfo& ti, int count) {
 // The translation of dt and the runtime peer where a send of it goes through the runtime (a
 // predefined type's as a contiguous translation: predefined_info).
 int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int dest, MPI_Comm comm, bool blocking,
-          bool persistent, TypeRef* info) {
+          bool persistent, TypeRef* info, int* heap_rts = nullptr) {
   if (!local_on()) return -1;
   // Below both thresholds no message takes the runtime: decided here, before the calls that
   // would each find it again (callgrind, contiguous(60, MPI_DOUBLE) under Open MPI: the
@@ -59,11 +59,11 @@ int route(const TypeInfo& ti, const void* buf, int count, MPI_Datatype dt, int d
   if (static_cast<int64_t>(count) * ti.size < smallest) return -1;
   if (ti.mode == TypeInfo::Pass) {
     TypeRef r = large_pass(ti, count) ? predefined_info(dt) : nullptr;
-    const int peer = r ? local_send_peer(*r, buf, count, comm, dest, blocking, persistent) : -1;
+    const int peer = r ? local_send_peer(*r, buf, count, comm, dest, blocking, persistent, heap_rts) : -1;
     if (peer >= 0) *info = std::move(r);
     return peer;
   }
-  const int peer = local_send_peer(ti, buf, count, comm, dest, blocking, persistent);
+  const int peer = local_send_peer(ti, buf, count, comm, dest, blocking, persistent, heap_rts);
   if (peer >= 0) *info = lookup(dt);
   return peer;
 }
@@ -151,10 +151,12 @@ template <SendFn F, IsendFn IF, int Mode>
                                             int tag, MPI_Comm comm) {
   TypeRef info;
   if (Mode != kNone) {
-    const int peer = route(ti, buf, count, dt, dest, comm, true, false, &info);
+    int heap_rts = -1;
+    const int peer = route(ti, buf, count, dt, dest, comm, true, false, &info, &heap_rts);
     if (peer >= 0) {  // posted in the runtime, then the ticket, then wait for the copy
       LocalSend ls;
       ls.info = info, ls.buf = buf, ls.count = count, ls.peer = peer, ls.mode = Mode, ls.blocking = true;
+      ls.heap_rts = heap_rts;
       if (int rc = ls.post()) return raise(comm, rc);
       if (int rc = PMPI_Send(&ls.ticket, sizeof(Ticket), MPI_BYTE, dest, tag, comm)) return rc;
       return raise(comm, ls.wait());
@@ -221,10 +223,13 @@ int request_send_full(const void* buf, int count, MPI_Datatype dt, int dest, int
   if (ti.mode == TypeInfo::Pass && (Mode == kNone || !large_pass(ti, count))) return F(buf, count, dt, dest, tag, comm, req);
   TypeRef info;
   if (Mode != kNone) {
-    const int peer = route(ti, buf, count, dt, dest, comm, false, Persistent, &info);
+    // (A persistent send's starts judge each post afresh: no answer is kept for them.)
+    int heap_rts = -1;
+    const int peer = route(ti, buf, count, dt, dest, comm, false, Persistent, &info, Persistent ? nullptr : &heap_rts);
     if (peer >= 0) {
       auto ls = std::make_shared<LocalSend>();
       ls->info = info, ls->buf = buf, ls->count = count, ls->peer = peer, ls->mode = Mode, ls->blocking = false;
+      ls->heap_rts = heap_rts;
       if (!Persistent)
         if (int rc = ls->post()) return raise(comm, rc);
       const int rc = F0(&ls->ticket, sizeof(Ticket), MPI_BYTE, dest, tag, comm, req);
@@ -636,7 +641,8 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   Side s, r;
   LocalSend ls;
   int peer = -1;
-  if (dest != MPI_PROC_NULL) peer = route(peek(stype), sbuf, scount, stype, dest, comm, true, false, &ls.info);
+  if (dest != MPI_PROC_NULL)
+    peer = route(peek(stype), sbuf, scount, stype, dest, comm, true, false, &ls.info, &ls.heap_rts);
   if (dest != MPI_PROC_NULL && peer < 0)
     if (int rc = prepare_send(s, sbuf, scount, stype)) return raise(comm, rc);
   if (src != MPI_PROC_NULL)

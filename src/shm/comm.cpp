@@ -647,9 +647,12 @@ int spin(Done done, Failed failed) {
 }
 
 // Posts the send r: eager into a cell, or an RTS (rendezvous.cpp) that carries the call's kind.
-void start_send(ddt_request r) {
-  if (r->bytes <= rt.eager_max && !(r->staging.empty() && !r->ipc &&
-                                   rendezvous_from_heap(r->type, r->sbuf, r->count, r->peer, r->bytes))) {
+// heap_rts: rendezvous_from_heap's answer for r if the caller has it (isend_as), else -1.
+void start_send(ddt_request r, int heap_rts = -1) {
+  const auto from_heap = [&] {
+    return heap_rts >= 0 ? heap_rts == 1 : rendezvous_from_heap(r->type, r->sbuf, r->count, r->peer, r->bytes);
+  };
+  if (r->bytes <= rt.eager_max && !(r->staging.empty() && !r->ipc && from_heap())) {
     Outgoing o{kEager, r};
     if (r->mode == DDT_SEND_SYNC) {  // completes on the receiver's FIN, sent when it matches
       o.flags = kSync;
@@ -843,7 +846,8 @@ bool staged(const void* buf, int64_t count, ddt_type type, int64_t bytes) {
   return d && d->on_device(buf, count, type);
 }
 
-int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req) {
+int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req,
+             int heap_rts) {
   if (!req) return DDT_ERR_ARG;
   if (mode < DDT_SEND_STANDARD || mode > DDT_SEND_READY) return DDT_ERR_ARG;
   if (int e = check_args(buf, count, type, dest, false)) return e;
@@ -882,7 +886,7 @@ int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, i
     ddt::retain(type);  // the type may be freed while the send is in flight
     r->id = rt.next_id++;
     r->exchange = rt.exchange;
-    start_send(r);
+    start_send(r, heap_rts);  // (read only for an unstaged send, whose buffer is the one judged)
     *req = r;
     return static_cast<int>(DDT_SUCCESS);
   });
@@ -955,13 +959,14 @@ void stage_ipc_send(ddt_request s) {
 // order are unchanged; a send that cannot go now takes that path. In the 1-byte ping-pong this
 // is the whole critical path of a send (a request's allocation, its queue entry, a wait whose
 // progress runs flush, drain and their bookkeeping again, and its release lay on it).
-bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {
+// *heap_rts: rendezvous_from_heap's answer where it was asked (for isend_as), else left as is.
+bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, int* heap_rts) {
   if (mode != DDT_SEND_STANDARD && mode != DDT_SEND_READY) return false;
   if (check_args(buf, count, type, dest, false)) return false;  // the full path reports it
   const int64_t bytes = packed_size(type, count);
-  if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes) ||
-      rendezvous_from_heap(type, buf, count, dest, bytes))
-    return false;
+  if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes)) return false;
+  *heap_rts = rendezvous_from_heap(type, buf, count, dest, bytes) ? 1 : 0;
+  if (*heap_rts) return false;
   Cell* cell = free_cell(dest);
   if (!cell) return false;
   CellHeader h{};
@@ -972,9 +977,10 @@ bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, 
 }
 
 int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {
-  if (sent_now(buf, count, type, dest, tag, mode)) return DDT_SUCCESS;
+  int heap_rts = -1;
+  if (sent_now(buf, count, type, dest, tag, mode, &heap_rts)) return DDT_SUCCESS;
   ddt_request r = DDT_REQUEST_NULL;
-  if (int e = isend_as(buf, count, type, dest, tag, mode, true, &r)) return e;
+  if (int e = isend_as(buf, count, type, dest, tag, mode, true, &r, heap_rts)) return e;
   return ddt_comm_wait(&r, nullptr);
 }
 
