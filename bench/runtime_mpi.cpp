@@ -145,8 +145,9 @@ void ddtbench_same_run(Mpi& t, Rt& rt, Jsonl* out, const Options& o) {
     // The same bytes as one contiguous run of the heap, through the same runtime: what a layout's
     // transfer cannot beat (the datatype path moves these bytes from strided places); with the MPI
     // beside it, it bounds the ratio any datatype engine on this transport reaches (report_runtime.py).
-    char* contig = fft ? nullptr : static_cast<char*>(rt.alloc(std::max<int64_t>(k.bytes, 1)));
-    if (contig) std::memset(contig, 0, static_cast<size_t>(std::max<int64_t>(k.bytes, 1)));
+    const int64_t contig_bytes = std::max<int64_t>(k.bytes, 1);
+    char* contig = fft ? nullptr : static_cast<char*>(rt.alloc(contig_bytes));
+    if (contig) std::memset(contig, 0, static_cast<size_t>(contig_bytes));
     check_kernel(rt, k, fft_out, fft_bytes);  // ddtkit's bytes; the MPI's are ddtbench_mpi --check's subject
     std::vector<Method> ms;
     if (fft) {  // two transposes per iteration (spec §2.2)

@@ -802,12 +802,12 @@ int main(int argc, char** argv) {
     std::printf("FAILURE: --expect-interposer, but MPI_Send does not resolve into libddtkit-mpi.so\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  if (heap_vector_only) {
+  if (heap_vector_only)
     heap_vector_case();
-    types = -2;  // no other case
-  } else {
+  else
     fixed_cases();
-  }
+  // The two fixed types and the random ones; none with --heap-vector-only.
+  const int64_t cases = heap_vector_only ? 0 : types + 2;
   // The two types Open MPI 5.0.11 packs wrongly (issue 4), then random types.
   std::vector<TPtr> trees = open_mpi_wrong_pack_types();
   GenOptions opt;
@@ -833,7 +833,7 @@ int main(int argc, char** argv) {
     neighbor_case(7003, mt, ref, 1);
     MPI_Type_free(&mt);
   }
-  for (int64_t i = 0; i < types + 2; ++i) {
+  for (int64_t i = 0; i < cases; ++i) {
     std::mt19937_64 rng(seed * 1000003 + i);
     RefType ref;
     TPtr t = i < 2 ? trees[i] : random_type(rng, opt, ref, 2000, 1 << 16);
@@ -881,7 +881,7 @@ int main(int argc, char** argv) {
     MPI_Get_library_version(version, &len);
     std::string v(version, std::strcspn(version, "\n,"));
     std::printf("%s, %d ranks, %s: %lld types (%lld refused by the MPI), %lld checks, %lld failures, %lld native MPI findings\n",
-                v.c_str(), np, loaded ? "under libddtkit-mpi.so" : "native", (long long)types + 2, (long long)skipped,
+                v.c_str(), np, loaded ? "under libddtkit-mpi.so" : "native", (long long)cases, (long long)skipped,
                 (long long)sums[2], (long long)sums[0], (long long)sums[1]);
   }
   MPI_Finalize();
