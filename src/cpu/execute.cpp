@@ -14,6 +14,7 @@
 #include "cpu/parts.hpp"
 #include "cpu/tile.hpp"
 #include "cpu/twin.hpp"
+#include "cpu/twin_tables.hpp"
 #include "cpu/walk.hpp"
 #include "type/type.hpp"
 #include "util/guarded.hpp"
@@ -311,7 +312,8 @@ int64_t pair_blocks(const ddt::Layout& sl, int64_t sext, uintptr_t s, int64_t sc
 //  - one side the grid of a transpose and the other a grid of the same elements (tile.hpp):
 //    tiles of whole lines on the transposed side;
 //  - both sides nests of one shape (twin.hpp): one loop nest, each block to the same place in
-//    the other layout;
+//    the other layout; both sides tables of one shape, Parts of twin nests, Rows or Lists of blocks
+//    (twin_tables.hpp): each side's own table, block j to block j;
 //  - both sides blocks of one width (Nest plans), shorter than kZipPiece: block paired with
 //    block (pair_blocks), one fixed-width move each, no staging;
 //  - long pieces on both sides (at least kZipPiece bytes on average): the source cursor lists a
@@ -358,6 +360,9 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
                               pd.extent, lo, n, staged);
   }
   if (ddt::twins(ps, scount, pd, dcount)) return ddt::twin_copy(ps, scount, s, pd, d, lo, n, out);
+  if (ddt::parts_twins(ps, scount, pd, dcount)) return ddt::parts_twin_copy(ps, s, pd, d, lo, n, out);
+  if (ddt::rows_twins(ps, scount, pd, dcount)) return ddt::rows_twin_copy(ps, s, pd, d, lo, n);
+  if (ddt::list_twins(ps, scount, pd, dcount)) return ddt::list_twin_copy(ps, s, pd, d, lo, n);
   if (ps.shape == ddt::Shape::Nest && pd.shape == ddt::Shape::Nest && ps.width == pd.width && ps.width < kZipPiece) {
     // Blocks pair from the first block boundary on (stream offsets that are multiples of the
     // width, on both sides); a partial block at either end is staged.

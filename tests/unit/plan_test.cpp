@@ -17,6 +17,7 @@
 #include "cpu/in_order.hpp"
 #include "cpu/nest.hpp"
 #include "cpu/twin.hpp"
+#include "cpu/twin_tables.hpp"
 #include "ddtkit.h"
 #include "plan/plan.hpp"
 #include "type/type.hpp"
@@ -1007,6 +1008,104 @@ TEST(Executors, TwinNestsCopy) {
   for (int i = 0; i < 10; ++i) c[i * 12] = a[i * 12 + 5];
   EXPECT_EQ(b, c);
   for (ddt_type x : {face, vec, other}) ddt_type_free(&x);
+}
+
+// ddt_copy between two tables of one shape whose displacements differ (cpu/twin_tables.hpp: the
+// same type built over each process's own arrays, as DDTBench's MPI_BOTTOM kernels are): a
+// struct of vectors over arrays placed differently on each side (each member moved by its own
+// amount) is twin Parts, and a struct of index lists of up to three widths (and a single list)
+// so placed is twin Lists, or twin Rows where the table is short. copy_range of the whole stream and of random byte ranges, with counts of one and
+// two, leaves exactly what a pack of the source range unpacked into the destination range leaves
+// (block j to block j, every byte outside the destination's blocks untouched).
+TEST(Executors, TwinTablesCopy) {
+  std::mt19937_64 rng(23);
+  constexpr int64_t kArena = 1 << 18;
+  std::vector<char> src(2 * kArena), dst(2 * kArena), want(2 * kArena), packed(2 * kArena);
+  for (auto& c : src) c = static_cast<char>(rng());
+  int parts = 0, lists = 0, rows = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    // Both sides' types: the same structure, each side its own displacements.
+    ddt_type side[2] = {DDT_TYPE_NULL, DDT_TYPE_NULL};
+    const bool table = trial % 2 == 1;
+    const int members = 1 + static_cast<int>(rng() % 3);
+    std::vector<int64_t> width(members), n(members), stride(members);
+    std::vector<std::vector<int64_t>> slots(members);
+    for (int m = 0; m < members; ++m) {
+      const int64_t widths[] = {1, 4, 8, 12, 16, 24, 40, 100};
+      width[m] = widths[rng() % 8];
+      n[m] = 2 + static_cast<int64_t>(rng() % (table ? (trial % 6 == 1 ? 4 : 60) : 8));  // short tables: Rows
+      stride[m] = width[m] + 1 + static_cast<int64_t>(rng() % 64);
+      // An index list: n[m] distinct slots of width[m] bytes, shuffled, apart (no two blocks merge).
+      slots[m].resize(static_cast<size_t>(n[m] * 3));
+      for (size_t i = 0; i < slots[m].size(); ++i) slots[m][i] = static_cast<int64_t>(i) * 2 * width[m];
+      std::shuffle(slots[m].begin(), slots[m].end(), rng);
+      slots[m].resize(static_cast<size_t>(n[m]));
+    }
+    for (int k = 0; k < 2; ++k) {
+      std::vector<int64_t> lens(members, 1), disp(members);
+      std::vector<ddt_type> kids(members);
+      int64_t at = static_cast<int64_t>(rng() % 512);
+      for (int m = 0; m < members; ++m) {
+        ddt_type block;
+        ASSERT_EQ(ddt_type_contiguous(width[m], DDT_BYTE, &block), DDT_SUCCESS);
+        if (table) {
+          ASSERT_EQ(ddt_type_hindexed_block(n[m], 1, slots[m].data(), block, &kids[m]), DDT_SUCCESS);
+          disp[m] = at, at += n[m] * 6 * width[m] + static_cast<int64_t>(rng() % 256);
+        } else {
+          ASSERT_EQ(ddt_type_hvector(n[m], 1, stride[m], block, &kids[m]), DDT_SUCCESS);
+          disp[m] = at, at += n[m] * stride[m] + static_cast<int64_t>(rng() % 256);
+        }
+        ddt_type_free(&block);
+      }
+      ASSERT_LT(at + 128, kArena);
+      if (members == 1 && k == 0 && trial % 4 == 1) {
+        side[k] = kids[0], kids[0] = DDT_TYPE_NULL;  // a lone list as the root, against a struct of one
+      } else {
+        ASSERT_EQ(ddt_type_struct(members, lens.data(), disp.data(), kids.data(), &side[k]), DDT_SUCCESS);
+      }
+      for (ddt_type& c : kids)
+        if (c) ddt_type_free(&c);
+      ASSERT_EQ(ddt_type_commit(side[k]), DDT_SUCCESS);
+    }
+    const int64_t count = 1 + trial % 3 / 2;
+    const ddt::Plan &ps = planned(side[0]), &pd = planned(side[1]);
+    // (A short index list whose slots happen to fall in arithmetic runs canonicalises to Parts.)
+    const bool twin = ddt::rows_twins(ps, count, pd, count) || ddt::list_twins(ps, count, pd, count) ||
+                      ddt::parts_twins(ps, count, pd, count);
+    // A struct of one vector is a Nest (twin.hpp's case), of one list a List; the rest must pair.
+    if (table || members > 1) {
+      ASSERT_TRUE(twin) << (table ? "lists" : "parts") << " of " << members << ", trial " << trial << ": shapes "
+                        << static_cast<int>(ps.shape) << "/" << static_cast<int>(pd.shape) << ", segments "
+                        << ps.segments.size() << "/" << pd.segments.size() << ", parts " << ps.parts.size() << "/"
+                        << pd.parts.size();
+      ++(ps.shape == ddt::Shape::Rows ? rows : ps.shape == ddt::Shape::List ? lists : parts);
+    }
+    int64_t size = 0;
+    ddt_type_size(side[0], &size);
+    const int64_t total = size * count;
+    for (int r = 0; r < 6; ++r) {
+      int64_t lo = 0, hi = total;
+      if (r > 0) {
+        lo = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+        hi = lo + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total - lo));
+      }
+      std::fill(dst.begin(), dst.end(), 0x5a);
+      std::fill(want.begin(), want.end(), 0x5a);
+      const int64_t shift = static_cast<int64_t>(rng() % 64);
+      int64_t got = 0;
+      ASSERT_EQ(ddt_pack(src.data() + 64, count, side[0], lo, packed.data(), hi - lo, &got), DDT_SUCCESS);
+      ASSERT_EQ(ddt_unpack(packed.data(), hi - lo, want.data() + shift, count, side[1], lo, &got), DDT_SUCCESS);
+      if (r == 0)
+        ASSERT_EQ(ddt_copy(src.data() + 64, count, side[0], dst.data() + shift, count, side[1]), DDT_SUCCESS);
+      else
+        ddt::copy_range(src.data() + 64, count, side[0], dst.data() + shift, count, side[1], lo, hi);
+      ASSERT_EQ(dst, want) << (table ? "lists" : "parts") << " trial " << trial << " range " << lo << ".." << hi;
+    }
+    for (ddt_type& t : side) ddt_type_free(&t);
+  }
+  EXPECT_GT(parts, 10);
+  EXPECT_GT(lists, 10);
+  EXPECT_GT(rows, 3);
 }
 
 // A struct of two vectors (seed 004's 4D edge built as one type of both matrices) is a Parts
