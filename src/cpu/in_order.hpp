@@ -30,12 +30,28 @@ inline int64_t staged_tile(ddt_type type) {
   return p.tile && 64 * p.n[0] <= kMaxStagedTile ? 64 * p.n[0] : 0;
 }
 
+// Whether the plan's executors move any byte range of the type with a seek of a few divisions
+// (a nest, a short table of nests, a list of blocks: execute.cpp's move), so that each piece can
+// be one ranged pack or unpack, as ddt_pack with an offset is, instead of the cursor's walk. The
+// cursor pays per run of blocks what the executors pay once per range: cells of 16 KiB (less
+// their header) of the DDTBench kernels, one process, medians of 21, cursor / ranged calls, pack
+// and unpack: WRF_y 1.17-1.64 and 1.03-1.22, LAMMPS_full 1.25-1.39 and 1.28-1.44, NAS_MG_x W
+// 1.19 and 1.23, A 1.06 and 1.14, SPECFEM3D_cm 1.16-1.19 and 1.13-1.17, WRF_x 0.99-1.01; the
+// cursor ahead only on dense nests (NAS_MG_y and _z A, 0.93-0.95). Walked layouts (long tables
+// of nested types) keep the cursor: their ranged calls would seek from the start every time.
+inline bool ranged_pieces(ddt_type type) {
+  const Plan& p = plan_of(type);
+  return p.shape == Shape::Nest || p.shape == Shape::Parts || (p.shape == Shape::List && p.blocks_only);
+}
+
 // What both directions hold: the message (count elements of the committed type at buf, from
-// stream byte 0), its staged tile (0: the cursor), and the cursor, made at the first piece.
+// stream byte 0), its staged tile (0: the cursor or ranged calls), whether its pieces are ranged
+// calls (ranged_pieces), and the cursor, made at the first piece where they are not.
 class InOrder {
  protected:
   InOrder(ddt_type type, const void* buf, int64_t count)
-      : type_(type), buf_(buf), count_(count), tile_(staged_tile(type)), size_(plan_of(type).size) {}
+      : type_(type), buf_(buf), count_(count), tile_(staged_tile(type)), size_(plan_of(type).size),
+        ranged_(!tile_ && ranged_pieces(type)) {}
   // The plan, where its permute kernel moves this direction's runs (a pack: of a message under
   // plan.hpp's kPermuteGatherMaxBytes), else null: the cursor's run kernels. Round trips of one
   // vector of bytes through the pipelined cells (DDTKIT_MECH=pipe, 2 ranks, medians of 380;
@@ -57,6 +73,7 @@ class InOrder {
   const void* buf_;
   int64_t count_;
   int64_t tile_, size_;  // tile_: staged_tile; size_: stream bytes of an element (tiles start at each)
+  bool ranged_;
   std::vector<char> stage_;
   int64_t at_ = 0;  // the stream byte of stage_[0]
 
@@ -70,6 +87,12 @@ class InOrderUnpack : InOrder {
 
   // The next n stream bytes.
   void take(const char* data, int64_t n) {
+    if (ranged_) {
+      int64_t done = 0;
+      ddt_unpack(data, n, const_cast<void*>(buf_), count_, type_, at_, &done);  // checked when the receive was posted
+      at_ += n;
+      return;
+    }
     if (!tile_) {
       CursorCopy<false> op{const_cast<char*>(data), permuted(false)};
       cursor().advance(n, op);
@@ -105,6 +128,12 @@ class InOrderPack : InOrder {
 
   // Packs the next n stream bytes (at most those left) into out.
   void give(char* out, int64_t n) {
+    if (ranged_) {
+      int64_t done = 0;
+      ddt_pack(buf_, count_, type_, at_, out, n, &done);  // checked when the send was posted
+      at_ += n;
+      return;
+    }
     if (!tile_) {
       CursorCopy<true> op{out, permuted(true)};
       cursor().advance(n, op);

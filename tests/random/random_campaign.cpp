@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/cursor.hpp"
+#include "cpu/in_order.hpp"
 #include "gen.hpp"
 #include "type/type.hpp"
 
@@ -143,6 +144,21 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
     ok = ok && e == DDT_SUCCESS && n == p.second;
   }
   check(ok && dst2.mem == ref_dst.mem, "partial unpack", *t, seed);
+  // The pipelined cells' way (cpu/in_order.hpp: ranged calls or the cursor, by the plan), pieces
+  // in stream order: packed, and unpacked into a fresh buffer.
+  {
+    std::vector<char> cells(static_cast<size_t>(total) + 1, 0);
+    ddt::InOrderPack packer(ty, src.at(), count);
+    Buf dst3(ref, count, nullptr, 0x5a);
+    ddt::InOrderUnpack unpacker(ty, dst3.at(), count);
+    for (auto& p : pieces(rng, total)) {
+      packer.give(cells.data() + p.first, p.second);
+      unpacker.take(want.data() + p.first, p.second);
+    }
+    unpacker.finish();
+    check(eq(cells.data(), want.data(), total), "in-order pack", *t, seed);
+    check(dst3.mem == ref_dst.mem, "in-order unpack", *t, seed);
+  }
   // iov with a small array, continued from where each call stopped.
   std::vector<char> gathered;
   ok = true;
@@ -183,6 +199,13 @@ void check_type(std::mt19937_64& rng, uint64_t seed, const GenOptions& opt) {
     e = ddt_type_blocks(ty, &blocks, &asc);
     check(e == DDT_SUCCESS && blocks >= pieces_n && (blocks == 1) == (pieces_n == 1) && asc == (up ? 1 : 0), "blocks",
           *t, seed);
+  }
+  // Copy into the same type at another buffer (the runtime's common case, cpu/twin.hpp and
+  // twin_tables.hpp: block j to block j).
+  if (size > 0) {
+    Buf d(ref, count, nullptr, 0x5a);
+    e = ddt_copy(src.at(), count, ty, d.at(), count, ty);
+    check(e == DDT_SUCCESS && d.mem == ref_dst.mem, "copy into itself", *t, seed);
   }
   // Copy into a different random type with the same packed size.
   if (size > 0) {
