@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "cpu/copy.hpp"
@@ -27,6 +28,14 @@ namespace {
 const ddt::Plan& planned(ddt_type t) {
   EXPECT_EQ(ddt_type_commit(t), DDT_SUCCESS);
   return ddt::plan_of(t);
+}
+
+// Trial r of a copy test's byte ranges of a stream of total bytes: the whole stream first, then
+// random non-empty ranges.
+std::pair<int64_t, int64_t> trial_range(std::mt19937_64& rng, int64_t total, int r) {
+  if (r == 0) return {0, total};
+  const int64_t lo = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+  return {lo, lo + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total - lo))};
 }
 
 }  // namespace
@@ -968,11 +977,7 @@ TEST(Executors, TwinNestsCopy) {
       char* s = src.data() + room;  // room for negative strides
       const int64_t shift = 1 + static_cast<int64_t>(rng() % 97);
       for (int r = 0; r < 6; ++r) {
-        int64_t lo = 0, hi = total;
-        if (r > 0) {
-          lo = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
-          hi = lo + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total - lo));
-        }
+        const auto [lo, hi] = trial_range(rng, total, r);
         std::fill(dst.begin(), dst.end(), 0x5a);
         std::fill(want.begin(), want.end(), 0x5a);
         char* d = dst.data() + room + shift;
@@ -1084,11 +1089,7 @@ TEST(Executors, TwinTablesCopy) {
     ddt_type_size(side[0], &size);
     const int64_t total = size * count;
     for (int r = 0; r < 6; ++r) {
-      int64_t lo = 0, hi = total;
-      if (r > 0) {
-        lo = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
-        hi = lo + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(total - lo));
-      }
+      const auto [lo, hi] = trial_range(rng, total, r);
       std::fill(dst.begin(), dst.end(), 0x5a);
       std::fill(want.begin(), want.end(), 0x5a);
       const int64_t shift = static_cast<int64_t>(rng() % 64);
