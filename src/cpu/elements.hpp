@@ -7,19 +7,28 @@
 
 namespace ddt {
 
-// For stream bytes [lo, hi) of elements of `size` stream bytes placed `extent` apart from base
-// (lo < hi checked by the caller), calls share(element, off, end) with each element's address
-// and its bytes [off, end) of the range, in stream order.
+// For stream bytes [lo, hi) of elements of `size` stream bytes (lo < hi checked by the caller),
+// calls share(k, off, end) with each element's index and its bytes [off, end) of the range, in
+// stream order.
 template <class Share>
-inline void element_shares(uintptr_t base, int64_t size, int64_t extent, int64_t lo, int64_t hi, Share&& share) {
+inline void element_indices(int64_t size, int64_t lo, int64_t hi, Share&& share) {
   int64_t k = lo / size, off = lo - k * size;  // element k, from its stream byte off
   while (lo < hi) {
     const int64_t end = std::min(size, off + (hi - lo));
-    share(base + static_cast<uintptr_t>(k * extent), off, end);
+    share(k, off, end);
     lo += end - off;
     off = 0;
     ++k;
   }
+}
+
+// The same, with each element's address for elements placed `extent` apart from base:
+// share(element, off, end).
+template <class Share>
+inline void element_shares(uintptr_t base, int64_t size, int64_t extent, int64_t lo, int64_t hi, Share&& share) {
+  element_indices(size, lo, hi, [&](int64_t k, int64_t off, int64_t end) {
+    share(base + static_cast<uintptr_t>(k * extent), off, end);
+  });
 }
 
 }  // namespace ddt

@@ -87,10 +87,11 @@ class InOrderUnpack : InOrder {
 
   // The next n stream bytes.
   void take(const char* data, int64_t n) {
-    if (ranged_) {
+    if (ranged_) {  // (at most the bytes left, as the cursor takes them)
       int64_t done = 0;
+      n = std::min(n, size_ * count_ - at_);
       ddt_unpack(data, n, const_cast<void*>(buf_), count_, type_, at_, &done);  // checked when the receive was posted
-      at_ += n;
+      at_ += done;
       return;
     }
     if (!tile_) {
@@ -131,7 +132,7 @@ class InOrderPack : InOrder {
     if (ranged_) {
       int64_t done = 0;
       ddt_pack(buf_, count_, type_, at_, out, n, &done);  // checked when the send was posted
-      at_ += n;
+      at_ += done;
       return;
     }
     if (!tile_) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "cpu/copy_kernels.hpp"
+#include "cpu/elements.hpp"
 #include "cpu/twin.hpp"
 #include "plan/plan.hpp"
 
@@ -60,27 +61,21 @@ inline bool rows_twins(const Plan& ps, int64_t scount, const Plan& pd, int64_t d
   return true;
 }
 
-// Calls share(k, off, end) for element k's stream bytes [off, end) of the range [lo, hi) of
-// elements of `size` stream bytes (element_shares with the index, as both sides place element k
-// at their own extent).
+// Calls share(se, de, off, end) for each element's stream bytes [off, end) of the range [lo, hi),
+// with the element's address on each side (both sides place element k at their own extent).
 template <class Share>
-inline void element_indices(int64_t size, int64_t lo, int64_t hi, Share&& share) {
-  int64_t k = lo / size, off = lo - k * size;
-  while (lo < hi) {
-    const int64_t end = std::min(size, off + (hi - lo));
-    share(k, off, end);
-    lo += end - off;
-    off = 0;
-    ++k;
-  }
+inline void twin_elements(const Plan& ps, uintptr_t s, const Plan& pd, uintptr_t d, int64_t lo, int64_t hi,
+                          Share&& share) {
+  element_indices(ps.size, lo, hi, [&](int64_t k, int64_t off, int64_t end) {
+    share(s + static_cast<uintptr_t>(ps.disp + k * ps.extent), d + static_cast<uintptr_t>(pd.disp + k * pd.extent), off,
+          end);
+  });
 }
 
 // Stream bytes [lo, hi) between two Parts plans, parts_twins(): each entry's share by twin_copy.
 inline void parts_twin_copy(const Plan& ps, uintptr_t s, const Plan& pd, uintptr_t d, int64_t lo, int64_t hi,
                             int64_t out) {
-  element_indices(ps.size, lo, hi, [&](int64_t k, int64_t off, int64_t end) {
-    const uintptr_t se = s + static_cast<uintptr_t>(ps.disp + k * ps.extent);
-    const uintptr_t de = d + static_cast<uintptr_t>(pd.disp + k * pd.extent);
+  twin_elements(ps, s, pd, d, lo, hi, [&](uintptr_t se, uintptr_t de, int64_t off, int64_t end) {
     for (size_t j = 0; j < ps.parts.size(); ++j) {
       const int64_t first = ps.part_offset[j], size = ps.parts[j].size;
       const int64_t a = std::max(off, first), b = std::min(end, first + size);
@@ -93,9 +88,7 @@ inline void parts_twin_copy(const Plan& ps, uintptr_t s, const Plan& pd, uintptr
 inline void rows_twin_copy(const Plan& ps, uintptr_t s, const Plan& pd, uintptr_t d, int64_t lo, int64_t hi) {
   int64_t row = 0;  // stream bytes of one row
   for (int j = 0; j < ps.rows; ++j) row += ps.rwidth[j];
-  element_indices(ps.size, lo, hi, [&](int64_t k, int64_t off, int64_t end) {
-    const uintptr_t se = s + static_cast<uintptr_t>(ps.disp + k * ps.extent);
-    const uintptr_t de = d + static_cast<uintptr_t>(pd.disp + k * pd.extent);
+  twin_elements(ps, s, pd, d, lo, hi, [&](uintptr_t se, uintptr_t de, int64_t off, int64_t end) {
     for (int64_t r = off / row, at = r * row; at < end; ++r) {
       const uintptr_t sr = se + static_cast<uintptr_t>(r * ps.row_stride), dr = de + static_cast<uintptr_t>(r * pd.row_stride);
       for (int j = 0; j < ps.rows; at += ps.rwidth[j], ++j) {
@@ -150,9 +143,7 @@ inline void paired_segment(const DS* sd, const DD* dd, int64_t w, uintptr_t s, u
 // stream offsets, each segment's share by paired_segment over both sides' tables.
 inline void list_twin_copy(const Plan& ps, uintptr_t s, const Plan& pd, uintptr_t d, int64_t lo, int64_t hi) {
   const auto run = [&](const auto* sd, const auto* dd) {
-    element_indices(ps.size, lo, hi, [&](int64_t k, int64_t off, int64_t end) {
-      const uintptr_t se = s + static_cast<uintptr_t>(ps.disp + k * ps.extent);
-      const uintptr_t de = d + static_cast<uintptr_t>(pd.disp + k * pd.extent);
+    twin_elements(ps, s, pd, d, lo, hi, [&](uintptr_t se, uintptr_t de, int64_t off, int64_t end) {
       int64_t first = 0;
       for (const Plan::Segment& g : ps.segments) {
         const int64_t len = g.count * g.width, a = std::max(off, first), b = std::min(end, first + len);
