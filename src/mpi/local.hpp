@@ -65,6 +65,24 @@ inline bool local_on() { return hot.local_on.load(std::memory_order_relaxed); } 
 int local_peer(MPI_Comm comm, int rank);
 // Whether a receive from `source` (MPI_ANY_SOURCE included) may get a ticket.
 bool may_be_local(MPI_Comm comm, int source);
+// may_be_local's last answer in this thread for one (comm, source), valid while hot.comms is
+// the value it was made at: every receive of 64 bytes or more of a derived type asks, and the
+// way through local_peer and the communicator's ranks cost 61 instructions of a 512 B vector's
+// round trip under Open MPI, whose own are about 3,900 (callgrind). A communicator's ranks never
+// change while it lives, and forget_comm (its handle freed: the MPI may reuse it) bumps hot.comms.
+// Trivial and __thread for the reason PeekHit is (shim.hpp).
+struct LocalHit {
+  MPI_Comm comm;
+  int source;
+  bool local;
+  uint64_t comms;
+};
+extern __thread LocalHit last_local __attribute__((tls_model("initial-exec")));
+inline bool may_be_local_hit(MPI_Comm comm, int source) {
+  const LocalHit& h = last_local;
+  if (h.comm == comm && h.source == source && h.comms == hot.comms.load(std::memory_order_acquire)) return h.local;
+  return may_be_local(comm, source);
+}
 // Forgets comm (MPI_Comm_free, MPI_Comm_disconnect: the MPI may reuse its handle).
 void forget_comm(MPI_Comm comm);
 // The next number of a collective that comm's ranks move through the runtime (0, 1, ...; every
@@ -119,6 +137,8 @@ Ticket make_ticket(int peer, int64_t bytes);
 bool read_ticket(const void* p, int64_t n, MPI_Comm comm, int source, Ticket* t, int* peer);
 // Whether 16 bytes are this job's ticket magic (false while the runtime is off).
 bool ticket_magic(const void* p16);
+// The same for the 16 bytes that n pieces hold in order (piece i: len[i] bytes at user + off[i]).
+bool ticket_magic(const char* user, const int64_t* off, const uint8_t* len, int n);
 // False where the 64 bytes a receive of type ti (not staged) got into buf cannot be a ticket,
 // told from their first 16 bytes; true where they may be (take_ticket then reads the whole).
 bool maybe_ticket(const TypeInfo& ti, const void* buf);
@@ -194,7 +214,11 @@ int deliver_stashed(const Stashed& e, const Side& s, MPI_Status& st);
 // is on, the buffer holds 64 bytes, the source may be on this node).
 bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm comm, int source);
 // The same for a type of `size` bytes an element (TypeInfo::size), already looked up.
-bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source);
+inline bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source) {
+  if (!local_on() || source == MPI_PROC_NULL || count <= 0) return false;
+  if (size <= 0 || count < static_cast<int64_t>((sizeof(Ticket) + size - 1) / size)) return false;
+  return source == MPI_ANY_SOURCE || may_be_local_hit(comm, source);
+}
 
 // Counts of messages that went through the runtime, for DDTKIT_EXPECT_RUNTIME (tests: finalize
 // fails on a process that has same-node peers and moved none).

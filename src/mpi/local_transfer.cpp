@@ -124,12 +124,6 @@ bool may_get_ticket(const void* buf, int64_t count, MPI_Datatype dt, MPI_Comm co
   return may_get_ticket(peek(dt).size, count, comm, source);
 }
 
-bool may_get_ticket(int64_t size, int64_t count, MPI_Comm comm, int source) {
-  if (!local_on() || source == MPI_PROC_NULL || count <= 0) return false;
-  if (size <= 0 || count < static_cast<int64_t>((sizeof(Ticket) + size - 1) / size)) return false;
-  return may_be_local(comm, source);
-}
-
 // Told from the first 16 bytes, without packing the message or taking a reference to its type:
 // a 64-byte message of a derived type paid ~1,000 instructions for the general way's pack
 // (callgrind, vector(16, 4, 8, MPI_CHAR) under Open MPI, where osu_latency -D vect:8:4 of size
@@ -138,9 +132,7 @@ bool maybe_ticket(const TypeInfo& ti, const void* buf) {
   const char* user = static_cast<const char*>(buf);
   if (ti.mode == TypeInfo::Contig || (ti.mode == TypeInfo::Pass && ti.named)) return ticket_magic(user + ti.offset);
   if (ti.mode != TypeInfo::Pack || ti.head_n == 0) return true;  // the general way decides
-  char head[16];
-  for (int i = 0, at = 0; i < ti.head_n; at += ti.head_len[i], ++i) std::memcpy(head + at, user + ti.head_off[i], ti.head_len[i]);
-  return ticket_magic(head);
+  return ticket_magic(user, ti.head_off, ti.head_len, ti.head_n);
 }
 
 namespace {

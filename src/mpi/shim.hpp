@@ -52,6 +52,8 @@ struct Hot {
   std::atomic<int64_t> contig_below{0};  // bytes below which no Contig type's send takes it
   std::atomic<uint64_t> generation{1};   // types.cpp: bumped by every change of the type cache
                                          // (from 1: a zeroed PeekHit matches no generation)
+  std::atomic<uint64_t> comms{1};        // local.cpp: bumped by forget_comm (from 1: a zeroed
+                                         // LocalHit matches none)
 };
 extern Hot hot;
 

@@ -33,6 +33,8 @@
 
 namespace ddt::shm {
 
+std::atomic<uintptr_t> span_lo{UINTPTR_MAX}, span_hi{0};  // heap.hpp: maybe_ours
+
 namespace {
 
 constexpr int64_t kAlign = 64;
@@ -127,11 +129,6 @@ __attribute__((constructor)) void register_fork_handlers() { heap(); }
 // (ddt_alloc_descriptors; the preloadable allocator stops at a quarter of the program's limit).
 std::atomic<int64_t> open_fds{0};
 
-// Every address of every segment ever mapped lies in [span_lo, span_hi): widened, never narrowed.
-std::atomic<uintptr_t> span_lo{UINTPTR_MAX}, span_hi{0};
-bool maybe_ours(uintptr_t a) {
-  return a >= span_lo.load(std::memory_order_relaxed) && a < span_hi.load(std::memory_order_relaxed);
-}
 void widen_span(uintptr_t lo, uintptr_t hi) {
   uintptr_t cur = span_lo.load();
   while (lo < cur && !span_lo.compare_exchange_weak(cur, lo)) {
