@@ -206,12 +206,9 @@ constexpr int64_t kOmpiPassBytes = int64_t(4) << 20;
 // are below the runtime's threshold (local.cpp: runtime_min_bytes); messages of at least 4 KiB
 // keep the rule above, and a same-node one of a small_pieces type that fits the runtime's eager
 // cells takes the runtime instead (local.cpp: native_pipeline).
+// (kOmpiSlowPiece, the 32 bytes, is in shim.hpp, beside short_pieces.)
 constexpr int64_t kOmpiEagerBytes = 4096;
-constexpr int64_t kOmpiSlowPiece = 32;
 bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) { return bytes < kOmpiEagerBytes && small_pieces(info); }
-
-bool small_pieces(const TypeInfo& info) { return info.unit >= 4 && short_pieces(info); }
-bool short_pieces(const TypeInfo& info) { return info.mean_block <= kOmpiSlowPiece; }
 
 bool ompi_pass_candidate(const TypeInfo& info) {
   return info.mode == TypeInfo::Pack && info.monotone && info.aligned && !info.x87 && info.extent > 0;

@@ -343,9 +343,11 @@ bool large_pass_candidate(const TypeInfo& info);
 bool pass_as_is(const TypeInfo& info, int64_t count);
 // Open MPI: a Pack type whose basic elements are 4 bytes or more and whose pieces average 32
 // bytes or less, which Open MPI's own path moves slowly up to some KiB (pass.cpp, local.cpp).
-bool small_pieces(const TypeInfo& info);
+// Inline: MPI_Send's fast path asks it, and a call there made MPI_Send set up a stack frame.
+constexpr int64_t kOmpiSlowPiece = 32;
 // The same size of pieces, of basic elements of any size (chars too).
-bool short_pieces(const TypeInfo& info);
+inline bool short_pieces(const TypeInfo& info) { return info.mean_block <= kOmpiSlowPiece; }
+inline bool small_pieces(const TypeInfo& info) { return info.unit >= 4 && short_pieces(info); }
 
 // The first of two MPI return codes that is an error.
 inline int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }

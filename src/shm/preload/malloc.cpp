@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "ddtkit.h"
@@ -210,10 +211,20 @@ size_t libc_usable(void* p) {
 
 extern "C" {
 
-void* malloc(size_t bytes) {
+// The C library's allocations (all but the large) decided in two loads and a compare, with no
+// stack frame: the heap's part, a frame and calls, is out of line (callgrind, a 512 B vector
+// ping-pong under Open MPI, which mallocs 1.3 times a round trip: 18 -> 9 instructions a call).
+std::atomic<int64_t> known_min{-1};  // min_bytes() once it has been read (-1: not yet)
+[[gnu::noinline]] static void* malloc_large(size_t bytes) {
+  known_min.store(min_bytes(), std::memory_order_relaxed);
   if (from_heap(bytes, 64))
     if (void* p = heap_alloc(bytes)) return p;
   return __libc_malloc(bytes);
+}
+void* malloc(size_t bytes) {
+  const int64_t m = known_min.load(std::memory_order_relaxed);
+  if (in_heap || (m >= 0 && bytes < static_cast<size_t>(m))) return __libc_malloc(bytes);
+  return malloc_large(bytes);
 }
 
 // A pointer outside every segment's span (heap.hpp: maybe_ours) is the C library's, told before
