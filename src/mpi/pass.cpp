@@ -207,8 +207,30 @@ constexpr int64_t kOmpiPassBytes = int64_t(4) << 20;
 // keep the rule above, and a same-node one of a small_pieces type that fits the runtime's eager
 // cells takes the runtime instead (local.cpp: native_pipeline).
 // (kOmpiSlowPiece, the 32 bytes, is in shim.hpp, beside short_pieces.)
-constexpr int64_t kOmpiEagerBytes = 4096;
-bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) { return bytes < kOmpiEagerBytes && small_pieces(info); }
+//
+// Widened at 32bc500, after make bench's grid (run N, 218fcd6) and two more runs of it found
+// staging ahead where the rule above still passed, on either of the machine's modes (Open MPI's
+// native round trips differ up to 3x between launches), native / staged, run N | two runs today:
+//   char, 16 and 32 B blocks, 1-4 KiB: 1.04-1.42 | 1.98-2.96; char 8 B: 0.79-0.90 | 0.95-1.12
+//     (Open MPI's path still wins or ties: kept); at 256 B: 0.92-1.05 | 1.08-1.42;
+//   short, 8-32 B blocks, 1-4 KiB: 1.00-1.93 | 1.64-3.08; at 256 B 0.93-0.97 | 1.21-1.48;
+//   double, 64 B blocks: 256 B-4 KiB 1.03-1.40 | 1.22-1.97; float and int, 64 B: 0.93-1.10 |
+//     1.10-1.79; and NAS_LU_y's 40 B blocks of doubles (DDTBench, 480 B-2.5 KB), natively
+//     0.61 / 1.02 / 1.68 us against the hand-packed bytes' 0.52 / 0.70 / 1.09 (run N; the
+//     interposer passed them: 0.93-0.99x native).
+// So from 1 KiB short and char pieces of up to 32 bytes are staged too (not char pieces of 8
+// bytes or less), and pieces of 4-byte and larger elements up to 48 bytes at any size, up to 64
+// from 3 KiB.
+// The eager limit is on the fragment, header included: contiguous bytes go eagerly up to 4016
+// (MPI_BYTE round trips, 2 ranks: 4000-4016 B 1.23-1.28 us, 4020-4200 B 6.0-7.3 us), so a
+// staged message of 4017-4095 bytes went by rendezvous where the typed one did not:
+// NAS_LU_y N=102 (4080 B of 40 B blocks) ran 0.42x native staged, 0.98x passed.
+constexpr int64_t kOmpiEagerBytes = 4016;
+bool ompi_slow_eager(const TypeInfo& info, int64_t bytes) {
+  if (bytes > kOmpiEagerBytes) return false;
+  if (info.unit >= 4) return info.mean_block <= (bytes >= 3072 ? 64 : 48);
+  return bytes >= 1024 && info.mean_block <= kOmpiSlowPiece && (info.unit >= 2 || info.mean_block > 8);
+}
 
 bool ompi_pass_candidate(const TypeInfo& info) {
   return info.mode == TypeInfo::Pack && info.monotone && info.aligned && !info.x87 && info.extent > 0;

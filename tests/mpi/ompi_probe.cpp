@@ -281,8 +281,10 @@ std::vector<int64_t> counts_for(const Probe& p, uint64_t i, int64_t max_bytes, i
 }  // namespace
 
 // The small-message part of the rule (pass.cpp: ompi_slow_eager), on vectors whose answer the
-// measurement decided: staged below Open MPI's eager limit where pieces of 4-byte and larger
-// elements are 32 bytes or less; passed otherwise. Returns the number of wrong answers.
+// measurement decided: staged within Open MPI's eager limit (4016 bytes) where pieces of 4-byte and larger
+// elements are 48 bytes or less (64 from 3 KiB), and from 1 KiB where char and short pieces are
+// 32 bytes or less (char pieces over 8 bytes); passed otherwise. Returns the number of wrong
+// answers.
 int rule_cases() {
   struct Case {
     ddt_type base;
@@ -291,8 +293,11 @@ int rule_cases() {
   };
   const Case cases[] = {
       {DDT_DOUBLE, 8, 2048, false}, {DDT_DOUBLE, 32, 4000, false}, {DDT_FLOAT, 16, 256, false},
-      {DDT_INT, 8, 3072, false},    {DDT_DOUBLE, 64, 2048, true},  {DDT_DOUBLE, 8, 8192, true},
-      {DDT_CHAR, 8, 2048, true},    {DDT_SHORT, 8, 2048, true},    {DDT_FLOAT, 8, 4096, true},
+      {DDT_INT, 8, 3072, false},    {DDT_DOUBLE, 40, 480, false},  {DDT_DOUBLE, 64, 3072, false},
+      {DDT_CHAR, 16, 2048, false},  {DDT_CHAR, 32, 1024, false},   {DDT_SHORT, 8, 2048, false},
+      {DDT_DOUBLE, 64, 2048, true}, {DDT_INT, 64, 1024, true},     {DDT_DOUBLE, 8, 8192, true},
+      {DDT_CHAR, 8, 2048, true},    {DDT_CHAR, 16, 512, true},     {DDT_SHORT, 16, 256, true},
+      {DDT_FLOAT, 8, 4096, true},   {DDT_DOUBLE, 40, 4080, true},  {DDT_DOUBLE, 8, 4016, false},
   };
   int wrong = 0;
   for (const Case& c : cases) {
