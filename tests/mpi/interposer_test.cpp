@@ -658,6 +658,51 @@ void heap_vector_case() {
   MPI_Type_free(&vc);
 }
 
+// Receives on communicators whose handle the MPI may give again after MPI_Comm_free, each time
+// with other processes behind the same ranks: the interposer remembers whether a (communicator,
+// source) may send a ticket (local.hpp: LocalHit), and MPI_Comm_free must make it forget. Rounds
+// alternate pairs (0,1)(2,3) of world ranks with pairs (0,2)(1,3), each process's partner being
+// rank me ^ 1 of the new communicator: under DDTKIT_PRETEND_NODES=2 with 4 processes the partner
+// is off-node in one round and on the node in the next, where a stale answer would take the
+// runtime's ticket for the message.
+void reused_comm_case() {
+  if (np % 2 != 0) return;
+  MPI_Datatype v;
+  MPI_Type_vector(4096, 1, 2, MPI_INT, &v);  // 16 KiB of 4 B pieces: the runtime's, where on the node
+  MPI_Type_commit(&v);
+  std::vector<int> out(8191), in(8191);
+  for (int round = 0; round < 6; ++round) {
+    const bool crossed = round % 2 == 0 && np >= 4;  // first off-node where there are two pretend nodes
+    // New rank of world rank me: crossed swaps world ranks 1 and 2 of each group of four.
+    int key = me;
+    if (crossed && me % 4 == 1) key = me + 1;
+    if (crossed && me % 4 == 2) key = me - 1;
+    MPI_Comm c;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, key, &c);
+    int r = 0;
+    MPI_Comm_rank(c, &r);
+    const int partner = r ^ 1;
+    for (size_t k = 0; k < out.size(); ++k) out[k] = round * 100000000 + r * 100000 + static_cast<int>(k);
+    std::fill(in.begin(), in.end(), -1);
+    for (int rep = 0; rep < 2; ++rep) {
+      if (r < partner) {
+        MPI_Send(out.data(), 1, v, partner, round, c);
+        MPI_Recv(in.data(), 1, v, partner, round, c, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(in.data(), 1, v, partner, round, c, MPI_STATUS_IGNORE);
+        MPI_Send(out.data(), 1, v, partner, round, c);
+      }
+      bool ok = true;
+      for (size_t k = 0; k < in.size(); ++k)
+        ok = ok && in[k] == (k % 2 ? -1 : round * 100000000 + partner * 100000 + static_cast<int>(k));
+      check(ok, "round " + std::to_string(round) + ": vector(4096,1,2,int) from rank " + std::to_string(partner) +
+                    " of a communicator split after another's MPI_Comm_free");
+    }
+    MPI_Comm_free(&c);
+  }
+  MPI_Type_free(&v);
+}
+
 void fixed_cases() {
   // get_envelope / get_contents keep answering as the MPI does.
   MPI_Datatype v;
@@ -775,6 +820,7 @@ void fixed_cases() {
             "MPI_BOTTOM struct with absolute addresses");
     MPI_Type_free(&s);
   }
+  reused_comm_case();
 }
 
 
