@@ -10,8 +10,8 @@
 // leaves unwritten) are passed: MPICH moves those exactly as the standard says.
 //
 // Open MPI 5.0.11: messages of up to kOmpiPassBytes of monotone, naturally aligned types without
-// x87 long doubles, at any size from one element on, except small messages of small pieces of
-// 4-byte and larger elements, which its eager path moves slowly (ompi_slow_eager below). Open MPI
+// x87 long doubles, at any size from one element on, except eager-sized messages of short pieces,
+// which its eager path moves slowly (ompi_slow_eager below says which). Open MPI
 // packs such layouts straight into its shared-memory fragments, where staging pays a pack, Open
 // MPI's copies and an unpack.
 // Evidence (tests/mpi/ompi_probe.cpp: random types sent natively typed -> typed, typed -> bytes
@@ -208,7 +208,7 @@ constexpr int64_t kOmpiPassBytes = int64_t(4) << 20;
 // cells takes the runtime instead (local.cpp: native_pipeline).
 // (kOmpiSlowPiece, the 32 bytes, is in shim.hpp, beside short_pieces.)
 //
-// Widened at 32bc500, after make bench's grid (run N, 218fcd6) and two more runs of it found
+// Widened (on top of 32bc500), after make bench's grid (run N, 218fcd6) and two more runs of it found
 // staging ahead where the rule above still passed, on either of the machine's modes (Open MPI's
 // native round trips differ up to 3x between launches), native / staged, run N | two runs today:
 //   char, 16 and 32 B blocks, 1-4 KiB: 1.04-1.42 | 1.98-2.96; char 8 B: 0.79-0.90 | 0.95-1.12

@@ -165,28 +165,6 @@ void* heap_alloc(size_t bytes) {
   return rc == DDT_SUCCESS ? p : nullptr;  // the caller falls back to the C library
 }
 
-// The usable bytes of a heap allocation, or -1 for memory that is not one.
-int64_t heap_size(const void* p) {
-  in_heap = true;
-  int64_t n = 0;
-  const int rc = ddt_alloc_size(p, &n);
-  in_heap = false;
-  return rc == DDT_SUCCESS ? n : -1;
-}
-
-bool heap_free(void* p) {
-  in_heap = true;
-  const int rc = ddt_free(p);
-  in_heap = false;
-  return rc == DDT_SUCCESS;
-}
-
-void* aligned(size_t align, size_t bytes) {
-  if (from_heap(bytes, align))
-    if (void* p = heap_alloc(bytes)) return p;
-  return __libc_memalign(align, bytes);
-}
-
 // Whether p may be a heap allocation: heap.hpp's span test where this allocator is compiled into
 // the interposer beside the heap itself; libddtkit-malloc.so reaches the heap through
 // libddtkit.so's public functions only, which make the same test first.
@@ -197,6 +175,32 @@ inline bool may_be_heap(const void* p) {
   (void)p;
   return true;
 #endif
+}
+
+// The usable bytes of a heap allocation, or -1 for memory that is not one: the span test first,
+// then the heap's lookup; -1 without asking inside the heap or where this allocator is off.
+int64_t heap_size(const void* p) {
+  if (!may_be_heap(p) || in_heap || !enabled()) return -1;
+  in_heap = true;
+  int64_t n = 0;
+  const int rc = ddt_alloc_size(p, &n);
+  in_heap = false;
+  return rc == DDT_SUCCESS ? n : -1;
+}
+
+// Whether p was a heap allocation, now released (as heap_size, the span test first).
+bool heap_free(void* p) {
+  if (!may_be_heap(p) || in_heap || !enabled()) return false;
+  in_heap = true;
+  const int rc = ddt_free(p);
+  in_heap = false;
+  return rc == DDT_SUCCESS;
+}
+
+void* aligned(size_t align, size_t bytes) {
+  if (from_heap(bytes, align))
+    if (void* p = heap_alloc(bytes)) return p;
+  return __libc_memalign(align, bytes);
 }
 
 bool power_of_two(size_t a) { return a != 0 && (a & (a - 1)) == 0; }
@@ -233,7 +237,7 @@ void* malloc(size_t bytes) {
 // state, the switch and the heap call (callgrind), where two loads and compares tell it.
 void free(void* p) {
   if (!p) return;
-  if (may_be_heap(p) && !in_heap && enabled() && heap_free(p)) return;
+  if (heap_free(p)) return;
   __libc_free(p);
 }
 
@@ -261,8 +265,7 @@ void* realloc(void* p, size_t bytes) {
     free(p);
     return nullptr;
   }
-  const int64_t have =
-      in_heap || !enabled() || !may_be_heap(p) ? -1 : heap_size(p);
+  const int64_t have = heap_size(p);
   if (have < 0 && !from_heap(bytes, 64)) return __libc_realloc(p, bytes);
   if (have >= 0 && bytes <= static_cast<size_t>(have) && heap_sized(bytes, 64)) return p;
   void* q = malloc(bytes);
@@ -300,8 +303,7 @@ void* pvalloc(size_t bytes) {
 
 size_t malloc_usable_size(void* p) {
   if (!p) return 0;
-  const int64_t have =
-      in_heap || !enabled() || !may_be_heap(p) ? -1 : heap_size(p);
+  const int64_t have = heap_size(p);
   return have >= 0 ? static_cast<size_t>(have) : libc_usable(p);
 }
 
