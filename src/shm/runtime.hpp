@@ -251,7 +251,10 @@ constexpr int kCollTag = -16;
 // (about 60 ns for an 8 KiB vector); -1 where the caller has none.
 int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req,
              int heap_rts = -1);
-int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool blocking, ddt_request* req);
+// waits: the caller waits for the receive at once (recv_as), so arrivals are matched after it is
+// posted and a matched rendezvous is copied within this call.
+int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool blocking, ddt_request* req,
+             bool waits = false);
 int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode);
 int recv_as(void* buf, int64_t count, ddt_type type, int source, int tag, ddt_status* status);
 
