@@ -927,7 +927,6 @@ int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool 
       r->user_buf = buf, r->user_count = count, r->user_type = type;  // the reference taken above
       r->rbuf = r->staging.data(), r->count = r->bytes, r->type = DDT_BYTE;
     }
-    *req = r;
     // A receive whose wait follows at once (waits: recv_as) takes the messages already set
     // aside first, then is posted, and only then reads the rings: what has arrived meanwhile
     // goes to the earliest posted receive that matches it, in arrival order, which is the order
@@ -943,6 +942,7 @@ int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool 
       } defer;
       progress();  // messages that have arrived are matched before this receive is
     }
+    *req = r;  // (only now: a failure above leaves the caller's request as it was)
     if (take_unexpected(r)) return static_cast<int>(DDT_SUCCESS);
     rt.posted.push_back(r);
     if (waits) progress();

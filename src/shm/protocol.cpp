@@ -145,6 +145,12 @@ int table2(bool send_blocking, int send_mode, bool recv_blocking) {
   return recv_blocking ? DDT_PROTO_COOP : DDT_PROTO_RPUT;  // send, ssend, rsend
 }
 
+bool may_share(int setting, int64_t n) {
+  if (setting == DDT_PROTO_RGET) return false;
+  const int64_t hybrid_min = std::min({kCoopMinBytes, kCoopMinPipeBytes, kCoopMinBlockingBytes});
+  return !(setting == DDT_PROTO_HYBRID && n < hybrid_min);
+}
+
 Choice choose(const Ask& a) {
   const bool big = a.chunk_min >= 0 && a.n >= a.chunk_min;
   Choice c{};

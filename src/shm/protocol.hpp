@@ -36,6 +36,12 @@ struct Choice {
 
 Choice choose(const Ask& a);
 
+// Whether choose() may give the sender a share (RPUT or COOP) of n bytes under the receiver's
+// setting: false where it answers RGET whatever the loads, the recent work, the pieces and the
+// receive's segment say (RGET itself; HYBRID below the smallest of its thresholds), so that the
+// receiver need not read them (rendezvous.cpp: deliver_rts).
+bool may_share(int setting, int64_t n);
+
 // What `bytes` of copy work done dt_ns ago count for now in a rank's recent work: bytes x
 // exp(-dt_ns / kLoadDecayNs) (dt_ns < 0 counts as 0; bytes < 0 as 0).
 int64_t decayed(int64_t bytes, int64_t dt_ns);

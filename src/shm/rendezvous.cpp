@@ -1022,15 +1022,15 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   const bool passive = rt.passive_isends && !(r->send_flags & kBlocking);
   // What only a share for the sender needs (the receive's heap segment, both load counters, the
   // recent work, each a lookup or a read of a line the peer writes) is read only where choose()
-  // may give one: HYBRID below the smallest of its thresholds (kCoopMinBlockingBytes) answers
-  // RGET whatever they say. They cost about 140 ns of a 1.3-1.5 us one-way 8 KiB rendezvous
+  // may give one: HYBRID below the smallest of its thresholds answers RGET whatever they say
+  // (protocol.hpp: may_share). They cost about 140 ns of a 1.3-1.5 us one-way 8 KiB rendezvous
   // before the copy (an rdtsc timeline of both ranks of a ddt_comm_send/recv ping-pong of
   // vector(2048, 4, 8, DDT_CHAR) between ddt_alloc buffers). The same ping-pong, six launches of
   // each build alternated, one way: 0.82-1.10 us against 0.96-1.41 before (paired 0.64-0.86).
-  const bool may_share = !passive && rt.protocol != DDT_PROTO_RGET && !(rt.protocol == DDT_PROTO_HYBRID && n < kCoopMinBlockingBytes);
+  const bool shares = !passive && rt.protocol != DDT_PROTO_RGET;
+  const bool share_inputs = shares && may_share(rt.protocol, n);
   // (The segment also decides the setting where CMA has been refused: looked up then too.)
-  const SegmentRef wseg = may_share || (!passive && rt.protocol != DDT_PROTO_RGET && !rt.cma)
-                              ? heap_segment(r->type, r->rbuf, r->count, source) : SegmentRef{};
+  const SegmentRef wseg = share_inputs || (shares && !rt.cma) ? heap_segment(r->type, r->rbuf, r->count, source) : SegmentRef{};
   a.heap_write = wseg.id != 0;
   a.setting = rt.mech == DDT_MECH_PIPE || (!rt.cma && !a.heap_write) || passive ? DDT_PROTO_RGET : rt.protocol;
   a.send_blocking = (r->send_flags & kBlocking) != 0;
@@ -1045,7 +1045,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
       pieces.lines = sender_lines(remote, r->rcount, pieces.sender, r->msg, keyed ? &key : nullptr, r->raddr);
   }
   a.avg_piece = n / std::max<int64_t>(1, pieces.finer());
-  if (may_share) {
+  if (share_inputs) {
     a.load_self = rt.job->load[rt.rank].bytes.load(std::memory_order_relaxed);
     a.load_peer = rt.job->load[source].bytes.load(std::memory_order_relaxed);
     const int64_t now = now_ns();

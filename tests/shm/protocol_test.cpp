@@ -384,6 +384,29 @@ void part_rule() {
     if (!blocking)
       expect("HYBRID isend/irecv at kCoopMinBytes, idle sides", shm::choose(a), DDT_PROTO_COOP, (a.n / 2) & ~int64_t{63});
   }
+  // may_share: where it says no, choose() answers RGET of the whole message whatever the inputs
+  // the receiver then leaves unread (the loads, the recent work, the pieces, the segment).
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17, x; };
+  for (int setting = DDT_PROTO_RGET; setting <= DDT_PROTO_HYBRID; ++setting)
+    for (int64_t m : {int64_t{1}, int64_t{4096}, shm::kCoopMinBlockingBytes - 1, shm::kCoopMinBlockingBytes,
+                      shm::kCoopMinBytes, shm::kCoopMinPipeBytes, int64_t{1} << 24}) {
+      const bool no = !shm::may_share(setting, m);
+      check(no == (setting == DDT_PROTO_RGET || (setting == DDT_PROTO_HYBRID && m < shm::kCoopMinBlockingBytes)),
+            "may_share(%d, %lld) = %d", setting, (long long)m, !no);
+      for (int k = 0; no && k < 200; ++k) {
+        Ask b{};
+        b.setting = setting, b.n = m, b.chunk_min = -1;
+        b.send_blocking = next() & 1, b.recv_blocking = next() & 1, b.pipe = next() & 1, b.heap_write = next() & 1;
+        b.shared_cores = next() & 1, b.send_mode = static_cast<int>(next() % 4);
+        b.avg_piece = static_cast<int64_t>(next() % static_cast<uint64_t>(m + 1));
+        b.load_self = static_cast<int64_t>(next() % (4 * static_cast<uint64_t>(m) + 1));
+        b.load_peer = static_cast<int64_t>(next() % (4 * static_cast<uint64_t>(m) + 1));
+        b.hist_self = static_cast<int64_t>(next() % (4 * static_cast<uint64_t>(m) + 1));
+        b.hist_peer = static_cast<int64_t>(next() % (4 * static_cast<uint64_t>(m) + 1));
+        expect("a message may_share rules out", shm::choose(b), DDT_PROTO_RGET, m);
+      }
+    }
   // The decay: none at dt <= 0, e^-1 at one time constant, monotone, never negative.
   check(shm::decayed(n, 0) == n && shm::decayed(n, -5) == n && shm::decayed(-n, 10) == 0 && shm::decayed(0, 10) == 0,
         "decayed at dt <= 0, or of bytes <= 0");
