@@ -250,6 +250,26 @@ bool copy_in_windows(ddt_type stype, int64_t scount, ddt_type dtype, int64_t dco
   return twin_windows(ps, shape.view()) != nullptr;
 }
 
+namespace {
+bool contiguous_side(const Plan& p, int64_t count) {
+  return p.shape == Shape::Nest && p.dims == 0 && (count == 1 || p.extent == p.width);
+}
+// The tile width and both sides' grids where a copy between them transposes by tiles.
+bool tiled_pair(const Plan& ps, const Plan& pd, int64_t* e, Grid* a, Grid* b) {
+  if (!ps.tile && !pd.tile) return false;
+  *e = ps.tile ? ps.tile : pd.tile;
+  return grid_of(ps, *e, *a) && grid_of(pd, *e, *b) && a->n0 == b->n0 && a->n1 == b->n1;
+}
+}  // namespace
+
+bool copy_by_tiles(ddt_type stype, int64_t scount, ddt_type dtype, int64_t dcount) {
+  const Plan& ps = plan_of(stype);
+  const Plan& pd = plan_of(dtype);
+  int64_t e = 0;
+  Grid a, b;
+  return !contiguous_side(pd, dcount) && !contiguous_side(ps, scount) && tiled_pair(ps, pd, &e, &a, &b);
+}
+
 // Records the address of every block a cursor passes (all blocks of one width w: a Nest plan's
 // layout), so that two sides' blocks can be paired.
 struct BlockAddrs {
@@ -330,9 +350,7 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
   constexpr int64_t kZipPiece = 4096, kStage = 16384, kChunk = int64_t{64} << 10;
   const ddt::Plan& ps = ddt::plan_of(stype);
   const ddt::Plan& pd = ddt::plan_of(dtype);
-  const auto contiguous = [](const ddt::Plan& p, int64_t count) {
-    return p.shape == ddt::Shape::Nest && p.dims == 0 && (count == 1 || p.extent == p.width);
-  };
+  const auto contiguous = contiguous_side;
   const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
   if (contiguous(pd, dcount)) {
     move<true>(stype, scount, s, lo, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp + lo)), out);
@@ -352,13 +370,11 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
       move<false>(dtype, dcount, d, at, hi, stage);
     }
   };
-  if (ps.tile || pd.tile) {  // a transposed grid against a grid of the same elements: tiles (tile.hpp)
-    const int64_t e = ps.tile ? ps.tile : pd.tile;
-    ddt::Grid a, b;
-    if (ddt::grid_of(ps, e, a) && ddt::grid_of(pd, e, b) && a.n0 == b.n0 && a.n1 == b.n1)
-      return ddt::tiled_range(e, s + static_cast<uintptr_t>(ps.disp), a, ps.extent, d + static_cast<uintptr_t>(pd.disp), b,
-                              pd.extent, lo, n, staged);
-  }
+  int64_t e = 0;  // a transposed grid against a grid of the same elements: tiles (tile.hpp)
+  ddt::Grid a, b;
+  if (tiled_pair(ps, pd, &e, &a, &b))
+    return ddt::tiled_range(e, s + static_cast<uintptr_t>(ps.disp), a, ps.extent, d + static_cast<uintptr_t>(pd.disp), b,
+                            pd.extent, lo, n, staged);
   if (ddt::twins(ps, scount, pd, dcount)) return ddt::twin_copy(ps, scount, s, pd, d, lo, n, out);
   if (ddt::parts_twins(ps, scount, pd, dcount)) return ddt::parts_twin_copy(ps, s, pd, d, lo, n, out);
   if (ddt::rows_twins(ps, scount, pd, dcount)) return ddt::rows_twin_copy(ps, s, pd, d, lo, n);

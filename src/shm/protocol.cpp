@@ -34,8 +34,13 @@ const int64_t kCoopMinBytes = int64_t{128} << 10;
 // these messages followed it, and make bench's DDTBench ping-pong lost WRF_x 2x2 (170 KB, 4 B
 // elements at row strides) 0.62-0.64x the faster MPI (was 1.01-1.06x; its pipelined time 92-96
 // us against 175-185 us by COOP in the same run) and NAS_MG_x A (128 KiB) 0.78x: they keep the
-// threshold they were measured with, 256 KiB.
-const int64_t kCoopMinPipeBytes = int64_t{256} << 10;
+// threshold they were measured with, 256 KiB. Then the cells' own limit (rendezvous.cpp's
+// kSenderCached: from there the sender's pieces are taken to be out of its cache and the heap
+// is chosen) rose to 512 KiB, and this one with it: every message RGET would move in cells is
+// then below it. FFT2D N=256's transposes (256 KiB to each peer, 16 B pieces, isend/irecv) by
+// COOP / in cells, round trips through ddt_runtime_bench --kernels FFT2D, cores near: 139-151 /
+// 93-99 us.
+const int64_t kCoopMinPipeBytes = int64_t{512} << 10;
 // kCoopMinBlockingBytes: the same where both calls block and RGET would read through the heap
 // or by CMA, once the runtime's control messages got cheap (1-byte round trip 0.45 us, from
 // 1.1 us when kCoopMinBytes was measured): COOP's CTS and second FIN now cost less than the

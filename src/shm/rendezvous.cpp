@@ -95,9 +95,13 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // 40 B pieces at 26.7 B a line gained 1.63-1.67 and LAMMPS_full's 10.7 B pieces at 55 B a line
 // 1.11-1.46. So a layout takes the heap with lines at least a third full (kHeapMinLineBytes) and
 // pieces of kHeapMinPieceBytes, or with lines at least three quarters full whatever its pieces.
-// Messages of 256 KiB and more (FFT2D's 256 KiB-9 MiB transposes of 16 B pieces: heap 22 / pipe
-// 35 us at N=256, 91 / 153 at N=512, fada53c) are not in the sender's cache (a quarter of this
-// machine's 1 MiB L2 per core), and the heap's one pass wins whatever the density.
+// Messages of 512 KiB and more (half of this machine's 1 MiB L2 per core) are not in the sender's
+// cache, and the heap's one pass wins whatever the density: FFT2D's transposes of 16 B pieces,
+// round trips pipe / heap, ddt_runtime_bench --kernels FFT2D at 9f6b866, cores near (39-49 ns a
+// line): N=512 (1 MiB to the peer) 570 / 314, 510 / 252 us; far (make bench run S): 1384 / 808.
+// Below it the sender gathers from its cache: N=256 (256 KiB to the peer) near 98 / 152, 99 /
+// 142 us, far (run S) 387 / 476, where the threshold had been 256 KiB and sent it by the heap
+// (fada53c had measured heap 22 / pipe 35 us at N=256, in a version of that kernel since changed).
 //
 // The distance between the cores moves the line further: with the vCPUs sharing caches (42-48 ns
 // a line) the heap won even NAS_MG_x A (68.4 / 106.4, 75.9 / 93.5, 68.7 / 91.5, 87.5 / 103.6),
@@ -115,8 +119,17 @@ constexpr int64_t kCmaMinBytes = int64_t{32} << 10;
 // after, us, cores near (42 ns a line): 1 B blocks at 2 B, 32 KiB of payload 32.2 / 2.9, 128 KiB
 // 93.8 / 6.6; 4 B at 8 B (osu_latency's vect:8:4) 13.0 / 3.4, 30.2 / 8.0; 8 B at 16 B 10.0 / 2.9,
 // 24.4 / 6.6; 12 B at 24 B 10.7 / 3.0, 26.8 / 7.1; 4 B at 12 B 11.6 / 3.9, 27.5 / 10.1.
+//
+// And except a copy that transposes by tiles (ddt::copy_by_tiles: FFT2D's send type into its
+// receive type), which in cache costs about a pack and an unpack together on the receiver's core
+// alone, where the cells split the two between both cores: below kSenderCached it takes the
+// cells, whatever the sender's lines, and the learner is not asked, since the
+// receiver's own time does not show what the sender's core does meanwhile (in FFT2D's
+// all-to-all it copies its own block). FFT2D N=256 (256 KiB to the peer), round trips through
+// ddt_runtime_bench --kernels FFT2D at 9f6b866, cells / heap: near 93-99 / 139-155 us, far
+// (make bench run S) 387 / 476.
 constexpr int64_t kHeapMinLineBytes = 20, kHeapMinPieceBytes = 32, kHeapDenseLineBytes = 48;
-constexpr int64_t kSenderCached = int64_t{256} << 10;
+constexpr int64_t kSenderCached = int64_t{512} << 10;
 
 // Contiguous pieces of count elements of t: blocks per element times count, or one when the
 // elements are single blocks that follow each other (a contiguous buffer).
@@ -203,6 +216,7 @@ struct Pieces {
   int64_t sender, receiver;
   int64_t lines = 0;      // the sender's
   bool windows = false;   // the heap's copy moves the blocks in masked windows (ddt::copy_in_windows)
+  bool tiled = false;     // the heap's copy transposes by tiles (ddt::copy_by_tiles)
   int64_t finer() const { return std::max(sender, receiver); }
 };
 
@@ -213,6 +227,7 @@ enum class Mech { kHeap, kCma, kPipe };
 // cache the pipe loses its advantage and moves the bytes twice.
 bool heap_pays(const Pieces& p, int64_t n) {
   if (n >= kSenderCached || p.windows) return true;
+  if (p.tiled) return false;  // a transpose by tiles: the cells (above)
   const int64_t per_line = n / std::max<int64_t>(1, p.lines), per_piece = n / std::max<int64_t>(1, p.sender);
   return per_line >= kHeapDenseLineBytes || (per_line >= kHeapMinLineBytes && per_piece >= kHeapMinPieceBytes);
 }
@@ -1041,7 +1056,8 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   Pieces pieces{pieces_of(remote, r->rcount), pieces_of(r->type, r->count)};
   if (seg && rt.mech == DDT_MECH_AUTO && n < kSenderCached) {  // the only case select() reads them
     pieces.windows = ddt::copy_in_windows(remote, r->rcount, r->type, r->count);
-    if (!pieces.windows)
+    pieces.tiled = !pieces.windows && ddt::copy_by_tiles(remote, r->rcount, r->type, r->count);
+    if (!pieces.windows && !pieces.tiled)
       pieces.lines = sender_lines(remote, r->rcount, pieces.sender, r->msg, keyed ? &key : nullptr, r->raddr);
   }
   a.avg_piece = n / std::max<int64_t>(1, pieces.finer());
@@ -1058,7 +1074,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   // Where the cost model decides by the lines (not past the sender's cache, not in windows), the
   // learner has the last word for a keyed layout (learn.hpp: the lines' cost is the cores' distance).
   MechLearner::Ticket ticket;
-  const bool learnable = seg && keyed && rt.learn && rt.mech == DDT_MECH_AUTO && n > 0 && n < kSenderCached && !pieces.windows;
+  const bool learnable = seg && keyed && rt.learn && rt.mech == DDT_MECH_AUTO && n > 0 && n < kSenderCached && !pieces.windows && !pieces.tiled;
   if (learnable) {
     ticket = rt.learner.choose(source, key, r->rcount, key_of(r->type), r->count, model == Mech::kHeap, phase_ticks());
     model = ticket.heap ? Mech::kHeap : Mech::kPipe;

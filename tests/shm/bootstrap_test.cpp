@@ -356,6 +356,41 @@ void run(int node_rank, int node_size) {
     CHECK_RC(ddt_type_free(&sparse), DDT_SUCCESS);
   }
 
+  // A transpose (FFT2D's send type into its receive type, spec 3.5: N = 128 over two ranks, a
+  // 64 KiB block) goes through the cells: the heap's copy would transpose by tiles on the
+  // receiver's core alone, about a pack and an unpack together (rendezvous.cpp, Pieces::tiled).
+  // The sender's rows are dense, so by its lines alone the model says heap, and the learner is
+  // not asked: six receives, six by the cells.
+  {
+    const int64_t N = 128, n = N / 2, span = 16 * N * n;
+    ddt_type cx = DDT_TYPE_NULL, rows = DDT_TYPE_NULL, send = DDT_TYPE_NULL, col = DDT_TYPE_NULL, cell = DDT_TYPE_NULL,
+             recv = DDT_TYPE_NULL;
+    CHECK_RC(ddt_type_contiguous(2, DDT_DOUBLE, &cx), DDT_SUCCESS);
+    CHECK_RC(ddt_type_vector(n, n, N, cx, &rows), DDT_SUCCESS);
+    CHECK_RC(ddt_type_resized(rows, 0, 16 * n, &send), DDT_SUCCESS);
+    CHECK_RC(ddt_type_vector(n, 1, N, cx, &col), DDT_SUCCESS);
+    CHECK_RC(ddt_type_resized(col, 0, 16, &cell), DDT_SUCCESS);
+    CHECK_RC(ddt_type_contiguous(n, cell, &recv), DDT_SUCCESS);
+    CHECK_RC(ddt_type_commit(send), DDT_SUCCESS);
+    CHECK_RC(ddt_type_commit(recv), DDT_SUCCESS);
+    void *s = nullptr, *r = nullptr;
+    CHECK_RC(ddt_alloc(span, &s), DDT_SUCCESS);
+    CHECK_RC(ddt_alloc(span, &r), DDT_SUCCESS);
+    CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
+    for (int round = 26; round < 32; ++round) ring(round, rank, size, s, 1, send, r, 1, recv, span);
+    CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
+    const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
+    if (!(by_heap == 0 && by_cells == 6)) {
+      char m[160];
+      std::snprintf(m, sizeof m, "rounds 26-31: %lld receives by the heap and %lld by the cells, expected 0 and 6",
+                    static_cast<long long>(by_heap), static_cast<long long>(by_cells));
+      fail(__FILE__, __LINE__, m);
+    }
+    CHECK_RC(ddt_free(s), DDT_SUCCESS);
+    CHECK_RC(ddt_free(r), DDT_SUCCESS);
+    for (ddt_type* t : {&cx, &rows, &send, &col, &cell, &recv}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
+  }
+
   // A struct over two arrays allocated apart, 20 MiB of other live allocations between them: all
   // of a process's heap lies in one window segment (heap.hpp), so the receiver reads both through
   // one mapping. With 16 MiB arena segments the arrays lay in two segments and the transfer went
