@@ -847,10 +847,11 @@ bool staged(const void* buf, int64_t count, ddt_type type, int64_t bytes) {
 }
 
 int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req,
-             int heap_rts) {
+             int heap_rts, bool checked) {
   if (!req) return DDT_ERR_ARG;
   if (mode < DDT_SEND_STANDARD || mode > DDT_SEND_READY) return DDT_ERR_ARG;
-  if (int e = check_args(buf, count, type, dest, false)) return e;
+  if (!checked)
+    if (int e = check_args(buf, count, type, dest, false)) return e;
   return ddt::guarded([&] {
     if (mode == DDT_SEND_BUFFERED) return buffered_send(buf, count, type, dest, tag, blocking, req);
     std::vector<char> staging;
@@ -978,10 +979,12 @@ void stage_ipc_send(ddt_request s) {
 // order are unchanged; a send that cannot go now takes that path. In the 1-byte ping-pong this
 // is the whole critical path of a send (a request's allocation, its queue entry, a wait whose
 // progress runs flush, drain and their bookkeeping again, and its release lay on it).
-// *heap_rts: rendezvous_from_heap's answer where it was asked (for isend_as), else left as is.
-bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, int* heap_rts) {
+// *heap_rts: rendezvous_from_heap's answer where it was asked (for isend_as), else left as is;
+// *checked: whether the arguments passed check_args here (isend_as then need not check them again).
+bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, int* heap_rts, bool* checked) {
   if (mode != DDT_SEND_STANDARD && mode != DDT_SEND_READY) return false;
   if (check_args(buf, count, type, dest, false)) return false;  // the full path reports it
+  *checked = true;
   const int64_t bytes = packed_size(type, count);
   if (bytes > rt.eager_max || !rt.out[dest].empty() || staged(buf, count, type, bytes)) return false;
   *heap_rts = rendezvous_from_heap(type, buf, count, dest, bytes) ? 1 : 0;
@@ -997,9 +1000,10 @@ bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, 
 
 int send_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode) {
   int heap_rts = -1;
-  if (sent_now(buf, count, type, dest, tag, mode, &heap_rts)) return DDT_SUCCESS;
+  bool checked = false;
+  if (sent_now(buf, count, type, dest, tag, mode, &heap_rts, &checked)) return DDT_SUCCESS;
   ddt_request r = DDT_REQUEST_NULL;
-  if (int e = isend_as(buf, count, type, dest, tag, mode, true, &r, heap_rts)) return e;
+  if (int e = isend_as(buf, count, type, dest, tag, mode, true, &r, heap_rts, checked)) return e;
   return ddt_comm_wait(&r, nullptr);
 }
 

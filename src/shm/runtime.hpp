@@ -248,9 +248,10 @@ constexpr int kCollTag = -16;
 // said explicitly: blocking (as ddt_comm_send and ddt_comm_recv are) or not, and a send's mode.
 // The blocking forms are the non-blocking ones followed by ddt_comm_wait. heap_rts: the caller's
 // answer of rendezvous_from_heap for exactly this send (0 or 1), so that it is not asked twice
-// (about 60 ns for an 8 KiB vector); -1 where the caller has none.
+// (about 60 ns for an 8 KiB vector); -1 where the caller has none. checked: the caller has passed
+// these arguments through the same checks (send_as), which are not made again.
 int isend_as(const void* buf, int64_t count, ddt_type type, int dest, int tag, int mode, bool blocking, ddt_request* req,
-             int heap_rts = -1);
+             int heap_rts = -1, bool checked = false);
 // waits: the caller waits for the receive at once (recv_as), so arrivals are matched after it is
 // posted and a matched rendezvous is copied within this call.
 int irecv_as(void* buf, int64_t count, ddt_type type, int source, int tag, bool blocking, ddt_request* req,
