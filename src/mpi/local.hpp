@@ -185,6 +185,8 @@ int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& st, bool* taken);
 // The message of ticket t (from runtime rank peer) into the receive s, st's count set to its
 // bytes: take_ticket's second half, for tickets that a probe took from the MPI (probe.cpp).
 int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_Status& st);
+// The same with the receive type's translation already looked up (take_ticket's).
+int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_Status& st, const TypeRef& info);
 
 // Messages a probe had to take from the MPI to read them (probe.cpp): a probe that finds 64
 // bytes from a same-node process receives them to see whether they are a ticket (it must report

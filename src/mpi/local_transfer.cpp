@@ -169,11 +169,14 @@ int take_ticket(const Side& s, MPI_Comm comm, MPI_Status& status, bool* taken) {
   int peer = -1;
   if (!read_ticket(p, sizeof(Ticket), comm, status.MPI_SOURCE, &t, &peer)) return MPI_SUCCESS;
   *taken = true;
-  return receive_ticket(s, comm, t, peer, status);
+  return receive_ticket(s, comm, t, peer, status, info);
 }
 
 int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_Status& status) {
-  const TypeRef info = s.converted() ? s.info : lookup(s.dt);
+  return receive_ticket(s, comm, t, peer, status, s.converted() ? s.info : lookup(s.dt));
+}
+
+int receive_ticket(const Side& s, MPI_Comm comm, const Ticket& t, int peer, MPI_Status& status, const TypeRef& info) {
   const bool predefined = !s.converted() && !info->t && named(s.dt);
   const MPI_Comm any = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
   std::vector<char> packed;
