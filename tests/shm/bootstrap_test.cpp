@@ -145,6 +145,19 @@ inline unsigned char pattern(int round, int sender, int64_t i) {
 
 // One ring exchange: every rank sends count x stype from sbuf to rank + 1 and receives rcount x
 // rtype into rbuf from rank - 1; then checks that the received packed stream is the sender's.
+// Fails unless the rendezvous receives between the readings t0 and t1 went heap times by the heap
+// and cells times by the cells (what: the rounds, for the message).
+void expect_ways(const ddt_comm_times& t0, const ddt_comm_times& t1, int64_t heap, int64_t cells, const char* what,
+                 int line) {
+  const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
+  if (by_heap == heap && by_cells == cells) return;
+  char m[200];
+  std::snprintf(m, sizeof m, "%s: %lld receives by the heap and %lld by the cells, expected %lld and %lld", what,
+                static_cast<long long>(by_heap), static_cast<long long>(by_cells), static_cast<long long>(heap),
+                static_cast<long long>(cells));
+  fail(__FILE__, line, m);
+}
+
 void ring(int round, int rank, int size, void* sbuf, int64_t scount, ddt_type stype, void* rbuf, int64_t rcount,
           ddt_type rtype, int64_t rbytes_of_buffer) {
   int64_t ssize = 0, rsize = 0;
@@ -379,13 +392,7 @@ void run(int node_rank, int node_size) {
     CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
     for (int round = 26; round < 32; ++round) ring(round, rank, size, s, 1, send, r, 1, recv, span);
     CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
-    const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
-    if (!(by_heap == 0 && by_cells == 6)) {
-      char m[160];
-      std::snprintf(m, sizeof m, "rounds 26-31: %lld receives by the heap and %lld by the cells, expected 0 and 6",
-                    static_cast<long long>(by_heap), static_cast<long long>(by_cells));
-      fail(__FILE__, __LINE__, m);
-    }
+    expect_ways(t0, t1, 0, 6, "rounds 26-31", __LINE__);
     CHECK_RC(ddt_free(s), DDT_SUCCESS);
     CHECK_RC(ddt_free(r), DDT_SUCCESS);
     for (ddt_type* t : {&cx, &rows, &send, &col, &cell, &recv}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
@@ -413,13 +420,7 @@ void run(int node_rank, int node_size) {
     CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
     ring(15, rank, size, a, 1, arrays, r, 1, whole, 2 * block);
     CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
-    const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
-    if (!(by_heap == 1 && by_cells == 0)) {
-      char m[160];
-      std::snprintf(m, sizeof m, "round 15: the receive went %lld by the heap and %lld by the cells, expected the heap",
-                    static_cast<long long>(by_heap), static_cast<long long>(by_cells));
-      fail(__FILE__, __LINE__, m);
-    }
+    expect_ways(t0, t1, 1, 0, "round 15", __LINE__);
     for (void* p : {a, b, r}) CHECK_RC(ddt_free(p), DDT_SUCCESS);
     for (void* p : between) CHECK_RC(ddt_free(p), DDT_SUCCESS);
     for (ddt_type* t : {&arrays, &whole}) CHECK_RC(ddt_type_free(t), DDT_SUCCESS);
