@@ -1131,8 +1131,13 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   Mech model = select(seg, &pieces, n);
   // Where the cost model decides by the lines (not past the sender's cache, not in windows), the
   // learner has the last word for a keyed layout (learn.hpp: the lines' cost is the cores' distance).
+  // Not under COOP_HCA, which asks for the one copy striped over the receiver's two engines: a
+  // trial of the cells there moved the message without them (ddt_runtime_bench --protocols-only
+  // failed its check "the receive did not run hca" at 32 KiB, after the four other protocols'
+  // receives of the same layout had given the learner its three heap samples).
   MechLearner::Ticket ticket;
-  const bool learnable = seg && keyed && rt.learn && rt.mech == DDT_MECH_AUTO && n > 0 && n < kSenderCached && !pieces.windows && !pieces.tiled;
+  const bool learnable = seg && keyed && rt.learn && rt.mech == DDT_MECH_AUTO && rt.protocol != DDT_PROTO_COOP_HCA &&
+                         n > 0 && n < kSenderCached && !pieces.windows && !pieces.tiled;
   if (learnable) {
     ticket = rt.learner.choose(source, key, r->rcount, local_key, r->count, model == Mech::kHeap, phase_ticks());
     model = ticket.heap ? Mech::kHeap : Mech::kPipe;
