@@ -350,14 +350,13 @@ void copy_range(const void* src, int64_t scount, ddt_type stype, void* dst, int6
   constexpr int64_t kZipPiece = 4096, kStage = 16384, kChunk = int64_t{64} << 10;
   const ddt::Plan& ps = ddt::plan_of(stype);
   const ddt::Plan& pd = ddt::plan_of(dtype);
-  const auto contiguous = contiguous_side;
   const uintptr_t s = reinterpret_cast<uintptr_t>(src), d = reinterpret_cast<uintptr_t>(dst);
-  if (contiguous(pd, dcount)) {
+  if (contiguous_side(pd, dcount)) {
     move<true>(stype, scount, s, lo, n, reinterpret_cast<char*>(d + static_cast<uintptr_t>(pd.disp + lo)), out);
     if (out >= ddt::kStreamBytes) ddt::stream_fence();
     return;
   }
-  if (contiguous(ps, scount)) {
+  if (contiguous_side(ps, scount)) {
     move<false>(dtype, dcount, d, lo, n, reinterpret_cast<char*>(s + static_cast<uintptr_t>(ps.disp + lo)), out);
     if (out >= ddt::kStreamBytes) ddt::stream_fence();
     return;

@@ -44,6 +44,40 @@ Hash key_of(ddt_type t);                     // a usable type's key
 Hash key_of(const struct CellHeader& h);     // the key an rts, layout or forget cell names
 void put_key(struct CellHeader& h, const Hash& k);
 
+// A layout placed in memory as far as the rendezvous' cost model sees it: its key, a count, and
+// the buffer's offset in its cache line (the lines a layout touches move with that offset alone).
+struct Placed {
+  Hash key;
+  int64_t count = 0;
+  unsigned align = 0;  // address % 64
+  bool operator==(const Placed& o) const { return count == o.count && align == o.align && key == o.key; }
+};
+
+// The last N answers of a function of K, kept by a caller per thread: a ring, the oldest answer
+// replaced first. For answers a repeated transfer would otherwise derive again on every message.
+template <class K, class V, int N>
+class Recent {
+ public:
+  const V* find(const K& k) const {
+    for (int i = 0; i < used_; ++i)
+      if (slot_[i].key == k) return &slot_[i].value;
+    return nullptr;
+  }
+  void put(const K& k, const V& v) {
+    slot_[next_] = Slot{k, v};
+    next_ = (next_ + 1) % N;
+    if (used_ < N) ++used_;
+  }
+
+ private:
+  struct Slot {
+    K key;
+    V value;
+  };
+  Slot slot_[N];
+  int next_ = 0, used_ = 0;
+};
+
 struct MemoKey {
   int peer;
   Hash hash;

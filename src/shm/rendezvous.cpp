@@ -192,20 +192,12 @@ int64_t sender_lines(ddt_type t, int64_t count, int64_t pieces, int64_t n, const
   // (n is the whole message's bytes, which a truncating receive may not read: counting stays
   // bounded by kCountPieces pieces and kSenderCached bytes, whatever the peer's layout.)
   if (!key || pieces > kCountPieces || n >= kSenderCached) return estimated_lines(t, count, pieces, n);
-  struct Memo {
-    Hash key;
-    int64_t count = -1;
-    unsigned align = 0;
-    int64_t lines = 0;
-  };
-  thread_local Memo memo[8];
-  thread_local unsigned next = 0;
-  const unsigned align = static_cast<unsigned>(addr % 64);  // the count moves with the address's line offset only
-  for (const Memo& m : memo)
-    if (m.count == count && m.align == align && m.key == *key) return m.lines;
+  thread_local Recent<Placed, int64_t, 8> memo;
+  const Placed at{*key, count, static_cast<unsigned>(addr % 64)};  // the count moves with the line offset only
+  if (const int64_t* lines = memo.find(at)) return *lines;
   int64_t lines = counted_lines(t, count, addr);
   if (lines < 0) lines = estimated_lines(t, count, pieces, n);
-  memo[next++ % 8] = Memo{*key, count, align, lines};
+  memo.put(at, lines);
   return lines;
 }
 
@@ -228,28 +220,24 @@ struct Pieces {
 // 90 ns of the receiver's 320 before its copy (rdtsc timeline of an 8 KiB vector ping-pong).
 Pieces transfer_pieces(ddt_type remote, int64_t rcount, const Hash* rkey, ddt_type local, int64_t count,
                        const Hash& lkey, uintptr_t raddr, int64_t n, bool model) {
-  struct Memo {
-    Hash rkey, lkey;
-    int64_t rcount = -1, count = -1;
-    unsigned align = 0;
-    bool model = false;
-    Pieces p{0, 0};
+  struct Key {
+    Placed from;
+    Hash lkey;
+    int64_t count;
+    bool model;
+    bool operator==(const Key& o) const { return count == o.count && model == o.model && from == o.from && lkey == o.lkey; }
   };
-  thread_local Memo memo[4];
-  thread_local unsigned next = 0;
-  const unsigned align = static_cast<unsigned>(raddr % 64);
+  thread_local Recent<Key, Pieces, 4> memo;
+  const Key k{rkey ? Placed{*rkey, rcount, static_cast<unsigned>(raddr % 64)} : Placed{}, lkey, count, model};
   if (rkey)
-    for (const Memo& m : memo)
-      if (m.rcount == rcount && m.count == count && m.align == align && (m.model || !model) && m.rkey == *rkey &&
-          m.lkey == lkey)
-        return m.p;
+    if (const Pieces* p = memo.find(k)) return *p;
   Pieces p{pieces_of(remote, rcount), pieces_of(local, count)};
   if (model) {
     p.windows = ddt::copy_in_windows(remote, rcount, local, count);
     p.tiled = !p.windows && ddt::copy_by_tiles(remote, rcount, local, count);
     if (!p.windows && !p.tiled) p.lines = sender_lines(remote, rcount, p.sender, n, rkey, raddr);
   }
-  if (rkey) memo[next++ % 4] = Memo{*rkey, lkey, rcount, count, align, model, p};
+  if (rkey) memo.put(k, p);
   return p;
 }
 
@@ -669,6 +657,25 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
   return mine && theirs;
 }
 
+// The layout's part of rendezvous_from_heap's answer (heap_pays, as the receiver will judge it).
+// key: the type's.
+bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n, const Hash& key) {
+  const int64_t pieces = pieces_of(type, count);  // both sides': the receive taken to be of this shape
+  Pieces p{pieces, pieces};
+  p.windows = ddt::copy_in_windows(type, count, type, count);
+  // The lines are counted (memoized, as the receiver counts them) for up to kSenderCountPieces
+  // pieces, else estimated from the span: a send that fits a cell must not pay for listing and
+  // sorting thousands of lines whenever its layout has left the 8-entry memo. (Pieces that many in
+  // 16 KB average under 16 B; the estimate is close for regular layouts and, for scattered ones,
+  // errs toward too many lines, so toward the eager cell this message would have taken anyway.)
+  constexpr int64_t kSenderCountPieces = 1024;
+  if (!p.windows)
+    p.lines = p.sender <= kSenderCountPieces
+                  ? sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf))
+                  : estimated_lines(type, count, p.sender, n);
+  return heap_pays(p, n);
+}
+
 }  // namespace
 
 // Sender: whether a message that an eager cell would hold goes by RTS instead, so that the
@@ -690,52 +697,22 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
 // itself (two ranks each sending the other 12 KiB of vector(384, 4, 5, MPI_DOUBLE) with MPI_Send
 // before MPI_Recv waited forever natively under MPICH 5.0.2 and Open MPI 5.0.11 alike).
 //
-// The layout's part of the answer (heap_pays below) depends on the layout, the count and the
+// The layout's part of the answer (layout_pays_heap above) depends on the layout, the count and the
 // buffer's offset in its cache line only, and is kept for the last few: a program that repeats a
 // send asks it every time, and it cost a fifth of the sender's path to its RTS (pieces_of's five
 // type queries, copy_in_windows, the layout's key and the lines' memo: about 60 ns of 290-330, an
 // rdtsc timeline of a ddt_comm_send/recv ping-pong of vector(2048, 4, 8, DDT_CHAR) between
 // ddt_alloc buffers). Keyed by the layout's content hash, so a type freed and another made at the
 // same address never takes its answer.
-static bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n);
-
 bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n) {
   if (n <= kHeapEagerMax || rt.mech != DDT_MECH_AUTO || rt.eager_fixed || !heap_segment(type, buf, count, peer).id)
     return false;
-  struct Memo {
-    Hash key;
-    int64_t count = -1;
-    unsigned align = 0;
-    bool pays = false;
-  };
-  thread_local Memo memo[4];
-  thread_local unsigned next = 0;
-  const Hash key = key_of(type);
-  const unsigned align = static_cast<unsigned>(reinterpret_cast<uintptr_t>(buf) % 64);
-  for (const Memo& m : memo)
-    if (m.count == count && m.align == align && m.key == key) return m.pays;
-  const bool pays = layout_pays_heap(type, buf, count, n);
-  memo[next++ % 4] = Memo{key, count, align, pays};
+  thread_local Recent<Placed, bool, 4> memo;
+  const Placed at{key_of(type), count, static_cast<unsigned>(reinterpret_cast<uintptr_t>(buf) % 64)};
+  if (const bool* pays = memo.find(at)) return *pays;
+  const bool pays = layout_pays_heap(type, buf, count, n, at.key);
+  memo.put(at, pays);
   return pays;
-}
-
-static bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n) {
-  const int64_t pieces = pieces_of(type, count);  // both sides': the receive taken to be of this shape
-  Pieces p{pieces, pieces};
-  p.windows = ddt::copy_in_windows(type, count, type, count);
-  // The lines are counted (memoized, as the receiver counts them) for up to kSenderCountPieces
-  // pieces, else estimated from the span: a send that fits a cell must not pay for listing and
-  // sorting thousands of lines whenever its layout has left the 8-entry memo. (Pieces that many in
-  // 16 KB average under 16 B; the estimate is close for regular layouts and, for scattered ones,
-  // errs toward too many lines, so toward the eager cell this message would have taken anyway.)
-  constexpr int64_t kSenderCountPieces = 1024;
-  if (!p.windows) {
-    const Hash key = key_of(type);
-    p.lines = p.sender <= kSenderCountPieces
-                  ? sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf))
-                  : estimated_lines(type, count, p.sender, n);
-  }
-  return heap_pays(p, n);
 }
 
 // What follows a copy job, by role: RGET's receiver sends FIN and completes; COOP's receiver

@@ -288,13 +288,8 @@ void run(int node_rank, int node_size) {
       CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
       ring(round, rank, size, s, 1, t, r, 1, t, span);
       CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
-      const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
-      if (heap ? !(by_heap == 1 && by_cells == 0) : !(by_cells == 1 && by_heap == 0)) {
-        char m[160];
-        std::snprintf(m, sizeof m, "round %d: the receive went %lld by the heap and %lld by the cells, expected the %s",
-                      round, static_cast<long long>(by_heap), static_cast<long long>(by_cells), heap ? "heap" : "cells");
-        fail(__FILE__, __LINE__, m);
-      }
+      const std::string what = "round " + std::to_string(round);
+      expect_ways(t0, t1, heap ? 1 : 0, heap ? 0 : 1, what.c_str(), __LINE__);
       ++round;
     }
     CHECK_RC(ddt_free(s), DDT_SUCCESS);
@@ -357,13 +352,7 @@ void run(int node_rank, int node_size) {
     CHECK_RC(ddt_comm_get_times(&t0), DDT_SUCCESS);
     for (int round = 20; round < 26; ++round) ring(round, rank, size, s, 1, sparse, r, 1, sparse, span);
     CHECK_RC(ddt_comm_get_times(&t1), DDT_SUCCESS);
-    const int64_t by_heap = t1.by_heap - t0.by_heap, by_cells = t1.by_cells - t0.by_cells;
-    if (!(by_heap == (learning ? 3 : 0) && by_cells == (learning ? 3 : 6))) {
-      char m[160];
-      std::snprintf(m, sizeof m, "rounds 20-25: %lld receives by the heap and %lld by the cells, expected %s",
-                    static_cast<long long>(by_heap), static_cast<long long>(by_cells), learning ? "3 and 3" : "0 and 6");
-      fail(__FILE__, __LINE__, m);
-    }
+    expect_ways(t0, t1, learning ? 3 : 0, learning ? 3 : 6, "rounds 20-25", __LINE__);
     CHECK_RC(ddt_free(s), DDT_SUCCESS);
     CHECK_RC(ddt_free(r), DDT_SUCCESS);
     CHECK_RC(ddt_type_free(&sparse), DDT_SUCCESS);
