@@ -659,8 +659,29 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
 
 // The layout's part of rendezvous_from_heap's answer (heap_pays, as the receiver will judge it).
 // key: the type's.
+//
+// Not for pieces of kRtsMaxPiece bytes or more (contiguous buffers included): the cell's two
+// copies of such pieces run at memory speed, and the RTS's handshake costs more than the copy it
+// saves. The measurements beside rendezvous_from_heap sent unchanged data from one buffer and
+// received into another, so the heap copy read lines already in the receiver's cache (8 KiB
+// contiguous: 99 ns of copy a receive, ddt_comm_get_times); where the sender has written its
+// data since (DDTBench's ping-pong receives into the buffer it sends from, as an application's
+// halo is rewritten between exchanges) the same copy took 680-760 ns, and RTS lost. Round trips
+// of one vector of char sent and received in place, ddt_alloc buffers, medians of 15, cores near
+// (27-31 ns a line), RTS / eager (DDTKIT_EAGER_MAX=16384), us: contiguous 8 KiB 2.84-3.46 /
+// 2.27, 12 KiB 2.71-2.75 / 2.11-2.19; 128 B blocks at 256 B, 8 KiB 3.21-3.22 / 2.39-2.53; 256 B
+// at 512 B 2.93-2.95 / 2.74; but 64 B at 128 B, 12 KiB 2.90-2.91 / 3.48-3.65 (8 KiB 3.23 / 2.96)
+// and 40 B at 560 B (NAS_LU_y's faces) 8 KiB 3.10 / 4.32, 16,000 B 4.98 / 7.53, at 1040 B 12,000
+// B 3.84-3.93 / 5.62-5.72, where the cells' pack and unpack of the small pieces cost more. The
+// same, cores far (160-175 ns a line), two runs: contiguous 8 KiB 10.04-10.07 / 8.45-8.48, 12 KiB
+// 13.13-13.37 / 13.12-13.21; 128 B at 256 B 11.85-11.87 / 9.13-9.36; 64 B at 128 B, 12 KiB
+// 9.27-10.51 / 13.67-13.89 (kept by RTS); 40 B at 6560 B (NAS_LU_y N=162) 11.78-12.03 / 11.56-11.68.
+// make bench run V (cores far): NAS_LU_x N=162, a contiguous 6480 B face, 7.34 us by RTS against
+// 6.79-6.85 eager (ddt_runtime_bench's forced pipe and heap columns, which keep it eager).
+constexpr int64_t kRtsMaxPiece = 128;
 bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n, const Hash& key) {
   const int64_t pieces = pieces_of(type, count);  // both sides': the receive taken to be of this shape
+  if (n / std::max<int64_t>(1, pieces) >= kRtsMaxPiece) return false;
   Pieces p{pieces, pieces};
   p.windows = ddt::copy_in_windows(type, count, type, count);
   // The lines are counted (memoized, as the receiver counts them) for up to kSenderCountPieces
