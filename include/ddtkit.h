@@ -299,8 +299,8 @@ const char *ddt_error_string(int code);
  * packed size is at least the message's (a longer message is DDT_ERR_TRUNCATE, its first bytes
  * delivered). Small messages (up to one cell's payload, about 16 KB; DDTKIT_EAGER_MAX lowers
  * the limit) are packed straight into a shared cell and unpacked from it, except those of more
- * than 6 KiB sent from ddt_alloc memory in a layout whose blocks fill their cache lines (or that
- * the CPU's byte permutes move), which the receiver copies once out of the heap as below (a
+ * than 6 KiB sent from ddt_alloc memory in a layout whose blocks, under 128 B, fill their cache
+ * lines (or that the CPU's byte permutes move), which the receiver copies once out of the heap as below (a
  * DDTKIT_EAGER_MAX that is set holds for every message); larger
  * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own:
  * with plain loads when the send buffer comes from ddt_alloc (the mapped heap below), else with
