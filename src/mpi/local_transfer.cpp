@@ -104,6 +104,11 @@ int local_send_peer(const TypeInfo& info, const void* buf, int64_t count, MPI_Co
   // - with it for short pieces only / without it (four each, two near, two far): that size 1.15
   //   near and 2.47-2.58 far / 0.97-1.00; MILC 0.96-1.03 / 0.97-1.01, NAS_LU_y 0.96-1.00 /
   //   0.98-1.00, geometric mean over the 66 kernels 1.96-2.05 / 1.91-2.07.
+  // osu_latency's tiny blocks no longer take it: rendezvous_from_heap keeps blocks that the heap
+  // would copy in masked windows in the cells (layout_pays_heap), since sent in place, their data
+  // rewritten between messages, they ran 1.7-2x slower by RTS than through the cells, near and far;
+  // osu_latency sends unchanged data, which the heap copy finds in the receiver's cache. Such a
+  // message goes to Open MPI as it is, as it did before this clause.
   const auto from_heap = [&] {
     if (bytes > ddt::shm::rt.eager_max || !short_pieces(info) || !in_segment()) return false;
     auto lock = runtime_lock();

@@ -678,22 +678,28 @@ bool move_striped(const CopyJob& j, int64_t from, int64_t to, bool* refused) {
 // 9.27-10.51 / 13.67-13.89 (kept by RTS); 40 B at 6560 B (NAS_LU_y N=162) 11.78-12.03 / 11.56-11.68.
 // make bench run V (cores far): NAS_LU_x N=162, a contiguous 6480 B face, 7.34 us by RTS against
 // 6.79-6.85 eager (ddt_runtime_bench's forced pipe and heap columns, which keep it eager).
+//
+// Nor for the tiny blocks that the heap copy would move in masked windows (heap_pays' exception):
+// the windows read every line of the span, twice the payload's at a stride of twice the block,
+// all of them from the other core, where the cells' pack and unpack of such blocks run at about
+// memory speed (the byte permutes). In place, cores near, RTS / eager, us: 4 B blocks at 8 B
+// (osu_latency's vect:8:4), 8 KiB 4.55-5.65 / 2.47-3.06; 8 B at 16 B 2.34 / 1.35; 1 B at 2 B
+// 5.01 / 2.52. (Unchanged data sent from one buffer into another, as osu_latency does, the other
+// way round: 4 B at 8 B, 8 KiB 1.69 / 2.89.)
 constexpr int64_t kRtsMaxPiece = 128;
 bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n, const Hash& key) {
   const int64_t pieces = pieces_of(type, count);  // both sides': the receive taken to be of this shape
   if (n / std::max<int64_t>(1, pieces) >= kRtsMaxPiece) return false;
+  if (ddt::copy_in_windows(type, count, type, count)) return false;
   Pieces p{pieces, pieces};
-  p.windows = ddt::copy_in_windows(type, count, type, count);
   // The lines are counted (memoized, as the receiver counts them) for up to kSenderCountPieces
   // pieces, else estimated from the span: a send that fits a cell must not pay for listing and
   // sorting thousands of lines whenever its layout has left the 8-entry memo. (Pieces that many in
   // 16 KB average under 16 B; the estimate is close for regular layouts and, for scattered ones,
   // errs toward too many lines, so toward the eager cell this message would have taken anyway.)
   constexpr int64_t kSenderCountPieces = 1024;
-  if (!p.windows)
-    p.lines = p.sender <= kSenderCountPieces
-                  ? sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf))
-                  : estimated_lines(type, count, p.sender, n);
+  p.lines = p.sender <= kSenderCountPieces ? sender_lines(type, count, p.sender, n, &key, reinterpret_cast<uintptr_t>(buf))
+                                           : estimated_lines(type, count, p.sender, n);
   return heap_pays(p, n);
 }
 
@@ -703,8 +709,10 @@ bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n, 
 // receiver copies it once out of this process's heap (RGET) rather than the cell's two copies (the
 // sender's pack into the cell, the receiver's unpack out of it). Where the send lies in the mapped
 // heap, its layout is one the heap pays for (heap_pays, judged as the receiver will judge it, with
-// the receive taken to be of the same shape), and it is larger than kHeapEagerMax. Round trips of
-// one vector of char between two ranks' heap buffers (ddt_alloc), medians of 15 samples, cores
+// the receive taken to be of the same shape; not for pieces of 128 B and more nor for masked
+// windows: layout_pays_heap), and it is larger than kHeapEagerMax. Round trips of one vector of
+// char between two ranks' heap buffers (ddt_alloc; unchanged data sent from one buffer and
+// received into another, which favours the heap: layout_pays_heap), medians of 15 samples, cores
 // near (30 ns a line), eager / RTS (DDTKIT_EAGER_MAX=0), us, at 4 / 6 / 8 / 16 KiB of payload:
 // 4 B blocks at 8 B (osu_latency's vect:8:4) 1.30-1.63 / 1.33-2.26, 2.35 / 2.47, 2.85-3.21 /
 // 1.77-2.57, 4.71 / 3.46; 64 B at 128 B 1.48 / 1.81, 2.14 / 1.96, 2.87 / 2.09, 5.31 / 2.51; 40 B
