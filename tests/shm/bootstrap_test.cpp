@@ -143,8 +143,6 @@ inline unsigned char pattern(int round, int sender, int64_t i) {
   return static_cast<unsigned char>((i * 131 + sender * 17 + round * 29 + (i >> 8)) & 0xff);
 }
 
-// One ring exchange: every rank sends count x stype from sbuf to rank + 1 and receives rcount x
-// rtype into rbuf from rank - 1; then checks that the received packed stream is the sender's.
 // Fails unless the rendezvous receives between the readings t0 and t1 went heap times by the heap
 // and cells times by the cells (what: the rounds, for the message).
 void expect_ways(const ddt_comm_times& t0, const ddt_comm_times& t1, int64_t heap, int64_t cells, const char* what,
@@ -158,6 +156,8 @@ void expect_ways(const ddt_comm_times& t0, const ddt_comm_times& t1, int64_t hea
   fail(__FILE__, line, m);
 }
 
+// One ring exchange: every rank sends count x stype from sbuf to rank + 1 and receives rcount x
+// rtype into rbuf from rank - 1; then checks that the received packed stream is the sender's.
 void ring(int round, int rank, int size, void* sbuf, int64_t scount, ddt_type stype, void* rbuf, int64_t rcount,
           ddt_type rtype, int64_t rbytes_of_buffer) {
   int64_t ssize = 0, rsize = 0;
