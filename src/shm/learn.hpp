@@ -6,34 +6,38 @@
 // near, sparse layouts lose 1.2-1.6x by it (NAS_MG_x W, single doubles 2 KiB apart, round trips
 // in one run at 43 ns a line: 20.2 us through the cells, 13.2 us by the heap, Open MPI 17.1).
 //
-// So each (peer, sender layout and count, receive layout and count) keeps the last few
-// receiver-observed times of each mechanism (from the matched RTS to the receive's completion,
-// in TSC ticks of this process), tries each in streaks of kStreak receives (the model's first,
-// then the other), compares the least of the last four times of each and takes the other only
-// where it is at most kMargin (4/5) of the model's, tries the slower again in one streak after
-// kConfirm more receives, and then every kRefresh receives (kRefreshFar where it was more than
-// twice as slow), so that a change of distance is seen. The least of four keeps a preempted or
-// deferred receive from deciding.
+// So each (peer, sender layout and count, receive layout and count) keeps the last few times of
+// each mechanism, tries each in streaks of kStreak receives (the model's first, then the other),
+// compares the least of the last four times of each and takes the other only where it is at most
+// kMargin (4/5) of the model's, tries the slower again in one streak after kConfirm more
+// receives, and then every kRefresh receives (kRefreshFar where it was more than twice as slow),
+// so that a change of distance is seen. The least of four keeps a preempted or deferred receive
+// from deciding.
 //
-// A receive is kept only where the entry's previous receive took the same mechanism: the first
-// of a streak is not. What a mechanism costs depends on what the peer's receives did to the same
-// lines just before. In a ping-pong of one buffer per rank (DDTBench's), a heap copy leaves the
-// lines it read shared with the reader, and the owner's next write of them pays their
-// invalidation, so a receive through the cells right after the peer's heap copies ran 2-3x its
-// steady time, while a heap copy whose peer still took the cells ran below its steady time.
-// One receive at a time (the refresh was one receive, the trials three with the first not
-// kept) the learner saw exactly those: in runtime_mpi_mpich --kernels "NAS_MG_x W" at 5228664
-// (cores near, trace of every receive's ticks, both ranks), the cells' trial after start-up
-// 247 / 385 and 315 / 205 ticks, the heap's 270 / 179 and 224 / 261, the cells' refreshes
-// 260-440 while the peer copied by the heap; it took the heap (steady 200-280 ticks a receive,
-// round trip 48.7 us), where the run that kept the cells (steady 130-170) made 31.3 us against
-// MPICH's 32-34. In ddt_runtime_bench --kernels "SPECFEM3D_cm c=3" the cells' first receives
-// (page faults, first use) took 1339 / 1467 ticks against their later 400, the heap won the
-// trial at 400-500, the cells were then more than twice as slow and not tried again for 512
-// receives: 44.7 us a round trip against the cells' 31.9 in the same run. Both ranks count
-// their receives alike, so in a ping-pong their streaks fall together and a streak's later
-// receives see both ranks on one mechanism; the confirming streak repeats the trial once the
-// start-up costs are paid.
+// A time is the period between two receives of the entry: from the completion of the one before
+// to this one's, in TSC ticks of this process, kept only where both took the same mechanism (the
+// first receive of a streak is not). The receive's own time (from its matched RTS to its
+// completion, the clock before) leaves out what the mechanism costs elsewhere: the sender's side,
+// and what the copy does to the lines both ranks touch next. In runtime_mpi's whole program (make
+// bench, runs U, V and W) NAS_MG_x W was taken by the heap or COOP at 55-60 us a round trip
+// against 39-40 through the cells, because their receives alone were shorter (traced: COOP 126-290
+// ticks, cells 176-330). The period holds everything between two receives: in a ping-pong the
+// round trip itself, in a halo exchange the iteration, in a window of receives the time each one
+// adds. What the application does between them is the same for both mechanisms; it dilutes the
+// difference (kMargin then keeps the model's choice) but does not favour either. The whole
+// runtime_mpi_mpich, cores far (155-168 ns a line), NAS_MG_x W round trips, launches of the two
+// builds alternated: 41.7, 39.7, 41.3 us by the period; 38.3 and 54.1 by the receive's own time
+// (the learner keeps the cells: periods 33-34 K ticks against the heap's 37-56 K). Near, 13.6-15.1.
+//
+// Why streaks and the first not kept: what a mechanism costs depends on what the peer's receives
+// did to the same lines just before. In a ping-pong of one buffer per rank (DDTBench's), a heap
+// copy leaves the lines it read shared with the reader, and the owner's next write of them pays
+// their invalidation, so a receive through the cells right after the peer's heap copies ran 2-3x
+// its steady time, while a heap copy whose peer still took the cells ran below its own (traces of
+// every receive's ticks, both ranks, at 5228664). The cells' first receives after start-up (page
+// faults, first use) took 3x their later time; the confirming streak repeats the trial once that
+// is paid. Both ranks count their receives alike, so in a ping-pong their streaks fall together
+// and a streak's later periods see both ranks on one mechanism.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -45,13 +49,12 @@ namespace ddt::shm {
 class MechLearner {
  public:
   // A receive's part in the learning: its entry (slot and generation, so that a reused slot
-  // takes no stale time), its mechanism, whether its time is kept, and its start.
+  // takes no stale time), its mechanism, and whether its period is kept.
   struct Ticket {
     int slot = -1;
     uint32_t gen = 0;
     bool heap = false;
     bool keep = false;
-    int64_t t0 = 0;
   };
 
   static constexpr uint32_t kStreak = 4;  // receives of a mechanism per try (the first not kept)
@@ -60,8 +63,7 @@ class MechLearner {
   static constexpr int64_t kMargin[2] = {4, 5};  // the other is taken at 4/5 of the model's time or less
 
   // The mechanism for one receive (heap: true) whose cost model said model_heap.
-  Ticket choose(int source, const Hash& remote, int64_t rcount, const Hash& local, int64_t count, bool model_heap,
-                int64_t now) {
+  Ticket choose(int source, const Hash& remote, int64_t rcount, const Hash& local, int64_t count, bool model_heap) {
     int slot = -1;
     for (int i = 0; i < kEntries; ++i)
       if (e_[i].source == source && e_[i].rcount == rcount && e_[i].count == count && e_[i].remote == remote &&
@@ -79,10 +81,8 @@ class MechLearner {
       if (e.streaks < 2) {
         start(e, e.streaks == 0 ? model : other);
       } else {
-        // The other only where it is clearly faster: the receiver's time leaves out what the
-        // sender spends (its pack into the cells, its wait for the FIN), so where the two are
-        // close it does not tell which round trip is shorter (NAS_MG_x W near: 8-10 us either
-        // way, round trips 19.9 us through the cells, 21.9 by the heap).
+        // The other only where it is clearly faster: the periods vary with what the application
+        // does between receives, and the model's choice needs no trial to stay right.
         // (A mechanism with no time kept counts as the slowest: wider products, no overflow.)
         using Wide = __int128;
         const int fast = Wide{least(e, other)} * kMargin[1] < Wide{least(e, model)} * kMargin[0] ? other : model;
@@ -96,15 +96,17 @@ class MechLearner {
     if (e.left > 0) --e.left;
     const bool keep = e.last == e.trying;
     e.last = e.trying;
-    return Ticket{slot, e.gen, e.trying == 1, keep, now};
+    return Ticket{slot, e.gen, e.trying == 1, keep};
   }
 
-  // A receive of the ticket completed at now.
+  // A receive of the ticket completed at now: its period is kept where the receive before it
+  // completed by the same mechanism.
   void record(const Ticket& t, int64_t now) {
-    if (!t.keep || t.slot < 0 || t.slot >= kEntries || e_[t.slot].gen != t.gen || now <= t.t0) return;
+    if (t.slot < 0 || t.slot >= kEntries || e_[t.slot].gen != t.gen) return;
     Entry& e = e_[t.slot];
     const int m = t.heap ? 1 : 0;
-    e.recent[m][e.kept[m]++ % kKept] = now - t.t0;
+    if (t.keep && e.done_mech == m && now > e.done) e.recent[m][e.kept[m]++ % kKept] = now - e.done;
+    e.done = now, e.done_mech = m;
   }
 
  private:
@@ -120,6 +122,8 @@ class MechLearner {
     int trying = 0;        // the mechanism of the streak under way, or of the steady receives
     int last = -1;         // the mechanism of the previous receive
     uint32_t since = 0;    // receives since the last streak
+    int64_t done = 0;      // when the entry's last timed receive completed, ticks
+    int done_mech = -1;    // and by which mechanism
   };
   static void start(Entry& e, int m) {
     e.trying = m;
