@@ -42,6 +42,7 @@
 
 #include "ddtkit.h"
 #include "cpu/arguments.hpp"
+#include "cpu/copy_kernels.hpp"
 #include "cpu/device.hpp"
 #include "cpu/cursor.hpp"
 #include "plan/plan.hpp"
@@ -49,6 +50,7 @@
 #include "shm/heap.hpp"
 #include "shm/protocol.hpp"
 #include "shm/runtime.hpp"
+#include "shm/stream.hpp"
 #include "type/type.hpp"
 #include "util/guarded.hpp"
 
@@ -132,6 +134,10 @@ void fail(ddt_request r) {
 }
 
 }  // namespace
+
+bool ddt::shm::streams_to(int dest) {
+  return rt.stream_eager == 1 || (rt.stream_eager < 0 && rt.stream_learner.settled_second(dest));
+}
 
 bool ddt::shm::peer_dead(int peer) {
   if (peer < 0 || peer >= rt.size) return false;
@@ -226,20 +232,41 @@ bool claim_lines_first(ddt_type type, int64_t count, int64_t bytes) {
 }
 
 // An eager message: its header words into h (which the caller puts into the cell), its bytes
-// packed straight from the sender's layout into the cell.
+// packed straight from the sender's layout into the cell, or, streamed (stream.hpp), packed into
+// a buffer of this process and copied into the cell with non-temporal stores, fenced before the
+// caller publishes the cell. From kStreamMinBytes the stream learner chooses, and is told when
+// the cell is written (its period: the time between two such sends of the size to dest).
 void write_eager(Cell& cell, CellHeader& h, const void* buf, int64_t count, ddt_type type, int tag, int64_t bytes,
-                 uint64_t id, uint32_t flags) {
+                 uint64_t id, uint32_t flags, int dest) {
   h.kind = kEager, h.tag = tag, h.bytes = bytes, h.id = id, h.flags = flags;
-  if (claim_lines_first(type, count, bytes))
-    for (int64_t i = 0; i < bytes; i += 64) {
-#if defined(__x86_64__)
-      asm volatile("prefetchw %0" ::"m"(cell.data[i]));  // a no-op on cores without it
-#else
-      __builtin_prefetch(cell.data + i, 1, 3);
-#endif
+  MechLearner::Ticket t;
+  bool stream = false;
+  if (bytes >= kStreamMinBytes && rt.stream_eager != 0) {
+    if (rt.stream_eager == 1) {
+      stream = true;
+    } else {
+      t = rt.stream_learner.choose(dest, stream_class(bytes), 1, Hash{}, 1, false);
+      stream = t.heap;
     }
+  }
   int64_t n = 0;
-  ddt_pack(buf, count, type, 0, cell.data, bytes, &n);
+  if (stream) {
+    alignas(64) static char staging[kCellPayload];  // the runtime runs on one thread at a time (runtime_lock)
+    ddt_pack(buf, count, type, 0, staging, bytes, &n);
+    ddt::stream_copy(cell.data, staging, bytes);
+    ddt::stream_fence();
+  } else {
+    if (claim_lines_first(type, count, bytes))
+      for (int64_t i = 0; i < bytes; i += 64) {
+#if defined(__x86_64__)
+        asm volatile("prefetchw %0" ::"m"(cell.data[i]));  // a no-op on cores without it
+#else
+        __builtin_prefetch(cell.data + i, 1, 3);
+#endif
+      }
+    ddt_pack(buf, count, type, 0, cell.data, bytes, &n);
+  }
+  if (t.slot >= 0) rt.stream_learner.record(t, phase_ticks());
 }
 
 // Writes one cell of the item o for dest: kBlocked when the ring is full, kUnfinished when the
@@ -254,7 +281,7 @@ Emit emit(int dest, Outgoing& o) {
   Emit result = kFinished;
   switch (o.kind) {
     case kEager:
-      write_eager(*cell, h, r->sbuf, r->count, r->type, r->tag, r->bytes, r->id, o.flags);
+      write_eager(*cell, h, r->sbuf, r->count, r->type, r->tag, r->bytes, r->id, o.flags, dest);
       if (!(o.flags & kSync)) complete(r, DDT_SUCCESS);  // a synchronous send waits for the match's FIN
       break;
     case kRts:
@@ -792,6 +819,8 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") ? std::clamp(std::atoi(std::getenv("DDTKIT_STAGE_ALL")), 0, 2) : 0;
     rt.eager_max = kCellPayload;
     rt.learner = MechLearner{};
+    rt.stream_learner = MechLearner{};
+    rt.stream_eager = std::getenv("DDTKIT_EAGER_STREAM") ? std::clamp(std::atoi(std::getenv("DDTKIT_EAGER_STREAM")), -1, 1) : -1;
     rt.learn = !(std::getenv("DDTKIT_LEARN") && std::strcmp(std::getenv("DDTKIT_LEARN"), "0") == 0);
     rt.eager_fixed = false;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) {
@@ -992,7 +1021,7 @@ bool sent_now(const void* buf, int64_t count, ddt_type type, int dest, int tag, 
   Cell* cell = free_cell(dest);
   if (!cell) return false;
   CellHeader h{};
-  write_eager(*cell, h, buf, count, type, tag, bytes, rt.next_id++, 0);
+  write_eager(*cell, h, buf, count, type, tag, bytes, rt.next_id++, 0, dest);
   put_header(*cell, h);
   publish(dest);
   return true;

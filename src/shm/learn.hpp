@@ -99,6 +99,13 @@ class MechLearner {
     return Ticket{slot, e.gen, e.trying == 1, keep};
   }
 
+  // Whether an entry of source has settled on the second way (its trial done, not in a streak).
+  bool settled_second(int source) const {
+    for (const Entry& e : e_)
+      if (e.source == source && e.streaks >= 2 && e.left == 0 && e.trying == 1) return true;
+    return false;
+  }
+
   // A receive of the ticket completed at now: its period is kept where the receive before it
   // completed by the same mechanism.
   void record(const Ticket& t, int64_t now) {

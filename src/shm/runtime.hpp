@@ -158,6 +158,10 @@ struct Runtime {
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
   int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
   MechLearner learner;  // heap or cells for layouts the cost model cannot call (learn.hpp)
+  // Ordinary or streamed eager cells per destination and size (stream.hpp; its second way is
+  // streaming); DDTKIT_EAGER_STREAM: -1 learned (the default), 0 never, 1 always (tests).
+  MechLearner stream_learner;
+  int stream_eager = -1;
   bool learn = true;    // DDTKIT_LEARN=0: the cost model alone
   bool cma = true;  // false once the kernel has refused CMA here
   // Channels whose pages this process has mapped in (job.hpp's prefault_channel), to each
@@ -291,6 +295,9 @@ int64_t now_ns();
 int64_t phase_ticks();
 
 // rendezvous.cpp
+// Whether eager messages to dest stream into their cells (stream.hpp): the learner settled on it
+// for some size, or DDTKIT_EAGER_STREAM=1.
+bool streams_to(int dest);
 // Sender: whether a message of n bytes that fits an eager cell goes by RTS, for the receiver to
 // copy it once out of this process's heap. Never for n <= kHeapEagerMax (the measurements are
 // beside the function).
