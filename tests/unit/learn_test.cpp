@@ -125,3 +125,16 @@ TEST(Learner, EntriesArePerPeer) {
   EXPECT_EQ(count_heap(a, 8, 23), 0);
   EXPECT_EQ(count_heap(b, 0, 4), 4) << "a new peer's trial starts with the model's way";
 }
+
+// settled_second (the stream learner's question for a peer, stream.hpp): only once an entry of
+// that peer has finished its trial on the second way and is not in a streak of the first.
+TEST(Learner, SettledSecondOnlyAfterTheTrial) {
+  MechLearner l;
+  int64_t now = 1000;
+  EXPECT_FALSE(l.settled_second(1));
+  drive(l, 6, false, [](bool heap, int) { return heap ? 50 : 100; }, now);
+  EXPECT_FALSE(l.settled_second(1)) << "in the trial";
+  drive(l, 4, false, [](bool heap, int) { return heap ? 50 : 100; }, now);
+  EXPECT_TRUE(l.settled_second(1));
+  EXPECT_FALSE(l.settled_second(2)) << "another peer";
+}
