@@ -303,9 +303,9 @@ const char *ddt_error_string(int code);
  * lines (or that the CPU's byte permutes move), which the receiver copies once out of the heap as below (a
  * DDTKIT_EAGER_MAX that is set holds for every message, and where the peer's core is far, the
  * cells are streamed as below and these stay eager). Where the host has placed the two
- * processes' cores far apart (different dies), cells of 2 KiB or more are written with
- * non-temporal stores; the runtime learns per peer and size which way is faster
- * (DDTKIT_EAGER_STREAM=0 never streams, 1 always). Larger
+ * processes' cores far apart (different dies), the cells of messages of 2 KiB or more (eager,
+ * and the pipelined cells below) are written with non-temporal stores; the runtime learns per
+ * peer and size which way is faster (DDTKIT_STREAM_CELLS=0 never streams, 1 always). Larger
  * ones go by rendezvous, where the receiver copies straight from the sender's layout into its own:
  * with plain loads when the send buffer comes from ddt_alloc (the mapped heap below), else with
  * process_vm_readv driven by both layouts where the blocks are long, else through pipelined

@@ -136,7 +136,7 @@ void fail(ddt_request r) {
 }  // namespace
 
 bool ddt::shm::streams_to(int dest) {
-  return rt.stream_eager == 1 || (rt.stream_eager < 0 && rt.stream_learner.settled_second(dest));
+  return rt.stream_cells == 1 || (rt.stream_cells < 0 && rt.stream_learner.settled_second(dest));
 }
 
 bool ddt::shm::peer_dead(int peer) {
@@ -231,6 +231,31 @@ bool claim_lines_first(ddt_type type, int64_t count, int64_t bytes) {
   return bytes / pieces >= kClaimMinPiece;
 }
 
+// Whether a message of bytes to dest streams into its cells (stream.hpp), and, where the stream
+// learner chose, its ticket (told when the message's last cell is written). kind: kEagerClass or
+// kDataClass (a rendezvous' data cells), learned apart.
+struct StreamChoice {
+  MechLearner::Ticket ticket;
+  bool stream = false;
+};
+StreamChoice choose_stream(int dest, int64_t bytes, int kind) {
+  StreamChoice c;
+  if (bytes < kStreamMinBytes || rt.stream_cells == 0) return c;
+  if (rt.stream_cells == 1) {
+    c.stream = true;
+    return c;
+  }
+  c.ticket = rt.stream_learner.choose(dest, stream_class(bytes, kind), 1, Hash{}, 1, false);
+  c.stream = c.ticket.heap;
+  return c;
+}
+// A cell's bytes packed here first, then streamed into the cell (the runtime runs on one thread
+// at a time: runtime_lock).
+char* stream_staging() {
+  alignas(64) static char staging[kCellPayload];
+  return staging;
+}
+
 // An eager message: its header words into h (which the caller puts into the cell), its bytes
 // packed straight from the sender's layout into the cell, or, streamed (stream.hpp), packed into
 // a buffer of this process and copied into the cell with non-temporal stores, fenced before the
@@ -239,21 +264,11 @@ bool claim_lines_first(ddt_type type, int64_t count, int64_t bytes) {
 void write_eager(Cell& cell, CellHeader& h, const void* buf, int64_t count, ddt_type type, int tag, int64_t bytes,
                  uint64_t id, uint32_t flags, int dest) {
   h.kind = kEager, h.tag = tag, h.bytes = bytes, h.id = id, h.flags = flags;
-  MechLearner::Ticket t;
-  bool stream = false;
-  if (bytes >= kStreamMinBytes && rt.stream_eager != 0) {
-    if (rt.stream_eager == 1) {
-      stream = true;
-    } else {
-      t = rt.stream_learner.choose(dest, stream_class(bytes), 1, Hash{}, 1, false);
-      stream = t.heap;
-    }
-  }
+  const StreamChoice c = choose_stream(dest, bytes, kEagerClass);
   int64_t n = 0;
-  if (stream) {
-    alignas(64) static char staging[kCellPayload];  // the runtime runs on one thread at a time (runtime_lock)
-    ddt_pack(buf, count, type, 0, staging, bytes, &n);
-    ddt::stream_copy(cell.data, staging, bytes);
+  if (c.stream) {
+    ddt_pack(buf, count, type, 0, stream_staging(), bytes, &n);
+    ddt::stream_copy(cell.data, stream_staging(), bytes);
     ddt::stream_fence();
   } else {
     if (claim_lines_first(type, count, bytes))
@@ -266,7 +281,7 @@ void write_eager(Cell& cell, CellHeader& h, const void* buf, int64_t count, ddt_
       }
     ddt_pack(buf, count, type, 0, cell.data, bytes, &n);
   }
-  if (t.slot >= 0) rt.stream_learner.record(t, phase_ticks());
+  if (c.ticket.slot >= 0) rt.stream_learner.record(c.ticket, phase_ticks());
 }
 
 // Writes one cell of the item o for dest: kBlocked when the ring is full, kUnfinished when the
@@ -332,11 +347,26 @@ Emit emit(int dest, Outgoing& o) {
       // kernels): each handoff is a line crossing, and there were four times as many.
       const int64_t n = std::min(kCellPayload, r->bytes - r->sent);
       h.id = r->rid, h.offset = r->sent, h.bytes = n;
-      if (!r->packer) r->packer.reset(new ddt::InOrderPack(r->type, r->sbuf, r->count));
-      r->packer->give(cell->data, n);
+      if (!r->packer) {
+        r->packer.reset(new ddt::InOrderPack(r->type, r->sbuf, r->count));
+        const StreamChoice c = choose_stream(dest, r->bytes, kDataClass);
+        r->stream_ticket = c.ticket, r->streamed = c.stream;
+      }
+      if (r->streamed) {
+        r->packer->give(stream_staging(), n);
+        ddt::stream_copy(cell->data, stream_staging(), n);
+        ddt::stream_fence();
+      } else {
+        r->packer->give(cell->data, n);
+      }
       r->sent += n;
-      if (r->sent < r->bytes) result = kUnfinished;
-      else complete(r, DDT_SUCCESS);
+      if (r->sent < r->bytes) {
+        result = kUnfinished;
+      } else {
+        if (r->stream_ticket.slot >= 0) rt.stream_learner.record(r->stream_ticket, phase_ticks());
+        r->stream_ticket = MechLearner::Ticket{};
+        complete(r, DDT_SUCCESS);
+      }
       break;
     }
     case kIov: {  // the next cell of the send's piece list (iov exchange)
@@ -819,8 +849,8 @@ int join(JobHeader* job, int rank, int size, const std::string& path) {
     rt.stage_all = std::getenv("DDTKIT_STAGE_ALL") ? std::clamp(std::atoi(std::getenv("DDTKIT_STAGE_ALL")), 0, 2) : 0;
     rt.eager_max = kCellPayload;
     rt.learner = MechLearner{};
-    rt.stream_learner = MechLearner{};
-    rt.stream_eager = std::getenv("DDTKIT_EAGER_STREAM") ? std::clamp(std::atoi(std::getenv("DDTKIT_EAGER_STREAM")), -1, 1) : -1;
+    rt.stream_learner = MechLearner(kStreamTuning);
+    rt.stream_cells = std::getenv("DDTKIT_STREAM_CELLS") ? std::clamp(std::atoi(std::getenv("DDTKIT_STREAM_CELLS")), -1, 1) : -1;
     rt.learn = !(std::getenv("DDTKIT_LEARN") && std::strcmp(std::getenv("DDTKIT_LEARN"), "0") == 0);
     rt.eager_fixed = false;
     if (const char* e = std::getenv("DDTKIT_EAGER_MAX")) {

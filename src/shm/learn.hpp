@@ -7,10 +7,11 @@
 // in one run at 43 ns a line: 20.2 us through the cells, 13.2 us by the heap, Open MPI 17.1).
 //
 // So each (peer, sender layout and count, receive layout and count) keeps the last few times of
-// each mechanism, tries each in streaks of kStreak receives (the model's first, then the other),
+// each mechanism, tries each in streaks of Tuning::streak (4) receives (the model's first, then the other),
 // compares the least of the last four times of each and takes the other only where it is at most
-// kMargin (4/5) of the model's, tries the slower again in one streak after kConfirm more
-// receives, and then every kRefresh receives (kRefreshFar where it was more than twice as slow),
+// Tuning::margin (4/5) of the model's, tries the slower again in one streak after `confirm` (16) more
+// receives, and then every `refresh` (128) receives (`refresh_far`, 512, where it was more than
+// twice as slow),
 // so that a change of distance is seen. The least of four keeps a preempted or deferred receive
 // from deciding.
 //
@@ -24,7 +25,7 @@
 // ticks, cells 176-330). The period holds everything between two receives: in a ping-pong the
 // round trip itself, in a halo exchange the iteration, in a window of receives the time each one
 // adds. What the application does between them is the same for both mechanisms; it dilutes the
-// difference (kMargin then keeps the model's choice) but does not favour either. The whole
+// difference (the margin then keeps the model's choice) but does not favour either. The whole
 // runtime_mpi_mpich, cores far (155-168 ns a line), NAS_MG_x W round trips, launches of the two
 // builds alternated: 41.7, 39.7, 41.3 us by the period; 38.3 and 54.1 by the receive's own time
 // (the learner keeps the cells: periods 33-34 K ticks against the heap's 37-56 K). Near, 13.6-15.1.
@@ -57,10 +58,18 @@ class MechLearner {
     bool keep = false;
   };
 
-  static constexpr uint32_t kStreak = 4;  // receives of a mechanism per try (the first not kept)
-  static constexpr uint32_t kConfirm = 16, kRefresh = 128, kRefreshFar = 512;
+  // Receives of a mechanism per try (the first not kept); receives until the confirming try;
+  // receives between later tries, where the slower way was at most twice as slow and where more.
+  // hold: the way is chosen only as a streak ends (else at every receive between streaks too);
+  // margin: the other way is taken where its time is at most margin[0] / margin[1] of the model's.
+  struct Tuning {
+    uint32_t streak = 4, confirm = 16, refresh = 128, refresh_far = 512;
+    bool hold = false;
+    int64_t margin[2] = {4, 5};
+  };
+  MechLearner() = default;
+  explicit MechLearner(Tuning t) : t_(t) {}
   static constexpr int kEntries = 16, kKept = 4;
-  static constexpr int64_t kMargin[2] = {4, 5};  // the other is taken at 4/5 of the model's time or less
 
   // The mechanism for one receive (heap: true) whose cost model said model_heap.
   Ticket choose(int source, const Hash& remote, int64_t rcount, const Hash& local, int64_t count, bool model_heap) {
@@ -84,17 +93,23 @@ class MechLearner {
         // The other only where it is clearly faster: the periods vary with what the application
         // does between receives, and the model's choice needs no trial to stay right.
         // (A mechanism with no time kept counts as the slowest: wider products, no overflow.)
+        // With Tuning::hold, only as a streak ends: between streaks the way holds, whatever its
+        // own later periods say (see stream.hpp for why).
         using Wide = __int128;
-        const int fast = Wide{least(e, other)} * kMargin[1] < Wide{least(e, model)} * kMargin[0] ? other : model;
-        const int slow = 1 - fast;
+        if (!t_.hold || e.decide)
+          e.trying = Wide{least(e, other)} * t_.margin[1] < Wide{least(e, model)} * t_.margin[0] ? other : model;
+        e.decide = false;
+        const int fast = e.trying, slow = 1 - fast;
         const uint32_t period =
-            e.streaks == 2 ? kConfirm : Wide{least(e, slow)} <= 2 * Wide{least(e, fast)} ? kRefresh : kRefreshFar;
-        e.trying = fast;
+            e.streaks == 2 ? t_.confirm : Wide{least(e, slow)} <= 2 * Wide{least(e, fast)} ? t_.refresh : t_.refresh_far;
         if (++e.since >= period) e.since = 0, start(e, slow);
       }
     }
     if (e.left > 0) --e.left;
-    const bool keep = e.last == e.trying;
+    // Kept once the way has run for more than settle() receives in a row (a streak, or the steady
+    // way again after one): the periods before still carry the other way's leftovers.
+    e.run = e.last == e.trying ? e.run + 1 : 1;
+    const bool keep = e.run > settle();
     e.last = e.trying;
     return Ticket{slot, e.gen, e.trying == 1, keep};
   }
@@ -128,19 +143,26 @@ class MechLearner {
     uint32_t left = 0;     // receives left in the streak under way
     int trying = 0;        // the mechanism of the streak under way, or of the steady receives
     int last = -1;         // the mechanism of the previous receive
+    uint32_t run = 0;      // receives in a row by it
+    bool decide = false;   // a streak has ended: choose the way (Tuning::hold)
     uint32_t since = 0;    // receives since the last streak
     int64_t done = 0;      // when the entry's last timed receive completed, ticks
     int done_mech = -1;    // and by which mechanism
   };
-  static void start(Entry& e, int m) {
+  // Receives of a way in a row whose periods are not kept: the first only, or in a long streak
+  // all but its last kKept.
+  uint32_t settle() const { return t_.streak > kKept + 1 ? t_.streak - kKept : 1; }
+  void start(Entry& e, int m) const {
     e.trying = m;
-    e.left = kStreak;
+    e.left = t_.streak;
+    e.decide = true;
     ++e.streaks;
   }
   static int64_t least(const Entry& e, int m) {
     const int n = static_cast<int>(std::min<uint32_t>(e.kept[m], kKept));
     return n == 0 ? INT64_MAX : *std::min_element(e.recent[m], e.recent[m] + n);
   }
+  Tuning t_;
   Entry e_[kEntries];
   uint32_t next_ = 0, gen_ = 0;
 };

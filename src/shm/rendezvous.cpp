@@ -1140,6 +1140,13 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   a.shared_cores = rt.oversubscribed;  // the job's cores, all ranks' masks (comm.cpp's judge_cores)
   a.chunk_min = rt.chunk_min;
   Mech model = select(seg, &pieces, n);
+  // Where this process streams its cells to the sender (stream.hpp: their cores are far), the
+  // sender's data cells stream too, and they beat the heap's copy, which fetches every line from
+  // the other die: ddt_runtime_bench, cores far, the heap / the cells streamed, us: NAS_MG_x W
+  // 68-88 / 18-20, WRF_y_sa 8x8 61-79 / 16-17, SPECFEM3D_cm c=3 138-166 / 36-52, NAS_LU_y N=1020
+  // 33 / 13.7. Up to kSenderCached, as the learner (beyond, the cells' two copies run at memory speed).
+  if (model == Mech::kHeap && seg && n < kSenderCached && rt.mech == DDT_MECH_AUTO && streams_to(source))
+    model = Mech::kPipe;
   // Where the cost model decides by the lines (not past the sender's cache, not in windows), the
   // learner has the last word for a keyed layout (learn.hpp: the lines' cost is the cores' distance).
   // Not under COOP_HCA, which asks for the one copy striped over the receiver's two engines: a

@@ -79,6 +79,10 @@ struct ddt_request_s {
   bool chunked = false, engine = false;
   bool share_taken = false;  // send: a CTS has given this side its share (later ones are ignored)
   ddt::shm::MechLearner::Ticket learn;  // receive: its time goes to the mechanism learner (learn.hpp) when it completes
+  // send in data cells: whether they are streamed (stream.hpp), chosen at the first cell, and the
+  // stream learner's ticket, told when the last cell is written.
+  ddt::shm::MechLearner::Ticket stream_ticket;
+  bool streamed = false;
   // A buffer the runtime's mechanisms cannot reach (device memory: cpu/device.hpp), staged in host
   // memory (comm.cpp's stage_send / stage_recv): staging holds the packed bytes and the request
   // moves them as bytes; a receive unpacks them into (user_buf, user_count, user_type) when it
@@ -158,10 +162,10 @@ struct Runtime {
   int mech = DDT_MECH_AUTO, exchange = DDT_EXCHANGE_MEMOIZED;
   int protocol = DDT_PROTO_RGET;  // this process's receives (ddt_comm_set_protocol)
   MechLearner learner;  // heap or cells for layouts the cost model cannot call (learn.hpp)
-  // Ordinary or streamed eager cells per destination and size (stream.hpp; its second way is
-  // streaming); DDTKIT_EAGER_STREAM: -1 learned (the default), 0 never, 1 always (tests).
+  // Ordinary or streamed cells (eager, and a rendezvous' data cells) per destination and size
+  // (stream.hpp; its second way is streaming); DDTKIT_STREAM_CELLS: -1 learned (the default), 0 never, 1 always (tests).
   MechLearner stream_learner;
-  int stream_eager = -1;
+  int stream_cells = -1;
   bool learn = true;    // DDTKIT_LEARN=0: the cost model alone
   bool cma = true;  // false once the kernel has refused CMA here
   // Channels whose pages this process has mapped in (job.hpp's prefault_channel), to each
@@ -296,7 +300,7 @@ int64_t phase_ticks();
 
 // rendezvous.cpp
 // Whether eager messages to dest stream into their cells (stream.hpp): the learner settled on it
-// for some size, or DDTKIT_EAGER_STREAM=1.
+// for some size, or DDTKIT_STREAM_CELLS=1.
 bool streams_to(int dest);
 // Sender: whether a message of n bytes that fits an eager cell goes by RTS, for the receiver to
 // copy it once out of this process's heap. Never for n <= kHeapEagerMax (the measurements are

@@ -42,7 +42,7 @@ int count_heap(const std::vector<bool>& w, size_t from, size_t to) {
 
 }  // namespace
 
-// The trial: the model's way for kStreak receives, then the other's, whatever their times.
+// The trial: the model's way for a streak (4) receives, then the other's, whatever their times.
 TEST(Learner, TrialsTheModelFirstThenTheOther) {
   MechLearner l;
   int64_t now = 1000;
@@ -52,7 +52,7 @@ TEST(Learner, TrialsTheModelFirstThenTheOther) {
 }
 
 // (Receives 0-3 are the model's trial, 4-7 the other's; from 8 the faster, until the slower's
-// confirming streak at 23-26, kConfirm receives later.)
+// confirming streak at 23-26, `confirm` (16) receives later.)
 
 // The other way is taken where its periods are at most 4/5 of the model's, kept otherwise.
 TEST(Learner, TakesTheOtherOnlyWhereClearlyShorter) {
@@ -105,14 +105,14 @@ TEST(Learner, FirstPeriodOfAStreakIsNotKept) {
   EXPECT_EQ(count_heap(w, 8, 23), 0);
 }
 
-// The slower way is tried again (kConfirm, then every kRefresh receives), so a change of the
+// The slower way is tried again (after `confirm`, then every `refresh` receives), so a change of the
 // cores' distance is seen: here the heap becomes the faster after 64 receives.
 TEST(Learner, RefreshesAndFollowsAChange) {
   MechLearner l;
   int64_t now = 1000;
   const auto w = drive(l, 600, false, [](bool heap, int i) { return i < 64 ? (heap ? 200 : 100) : (heap ? 50 : 100); }, now);
   EXPECT_EQ(count_heap(w, 8, 23), 0);
-  EXPECT_EQ(count_heap(w, 23, 27), 4) << "one confirming streak of the heap, kConfirm receives after the trial";
+  EXPECT_EQ(count_heap(w, 23, 27), 4) << "one confirming streak of the heap, `confirm` receives after the trial";
   EXPECT_GE(count_heap(w, 400, 600), 190) << "the heap after a refresh saw it faster";
 }
 
@@ -137,4 +137,26 @@ TEST(Learner, SettledSecondOnlyAfterTheTrial) {
   drive(l, 4, false, [](bool heap, int) { return heap ? 50 : 100; }, now);
   EXPECT_TRUE(l.settled_second(1));
   EXPECT_FALSE(l.settled_second(2)) << "another peer";
+}
+
+// Another tuning (the stream learner's: long streaks, rare refreshes): only the last four periods
+// of a streak count, so the way's start-up (a ring of cells still cold from the other way) is left out.
+TEST(Learner, LongStreaksKeepTheirLastPeriods) {
+  MechLearner l(MechLearner::Tuning{36, 64, 2048, 8192});
+  int64_t now = 1000;
+  int in_streak = 0;
+  bool prev = false;
+  const auto w = drive(l, 200, false,
+                       [&](bool heap, int) {
+                         in_streak = heap == prev ? in_streak + 1 : 0;
+                         prev = heap;
+                         // the first 32 of a streak pay the other way's leftovers
+                         return in_streak < 32 ? int64_t{400} : heap ? int64_t{200} : int64_t{100};
+                       },
+                       now);
+  EXPECT_EQ(count_heap(w, 0, 36), 0);
+  EXPECT_EQ(count_heap(w, 36, 72), 36);
+  EXPECT_EQ(count_heap(w, 72, 135), 0) << "the ordinary way, by its last periods, and not undone by its first ones again";
+  EXPECT_EQ(count_heap(w, 135, 171), 36) << "the confirming streak, `confirm` receives later";
+  EXPECT_EQ(count_heap(w, 171, 200), 0);
 }
