@@ -15,20 +15,16 @@
 // so that a change of distance is seen. The least of four keeps a preempted or deferred receive
 // from deciding.
 //
-// A time is the period between two receives of the entry: from the completion of the one before
-// to this one's, in TSC ticks of this process, kept only where both took the same mechanism (the
-// first receive of a streak is not). The receive's own time (from its matched RTS to its
-// completion, the clock before) leaves out what the mechanism costs elsewhere: the sender's side,
-// and what the copy does to the lines both ranks touch next. In runtime_mpi's whole program (make
-// bench, runs U, V and W) NAS_MG_x W was taken by the heap or COOP at 55-60 us a round trip
-// against 39-40 through the cells, because their receives alone were shorter (traced: COOP 126-290
-// ticks, cells 176-330). The period holds everything between two receives: in a ping-pong the
-// round trip itself, in a halo exchange the iteration, in a window of receives the time each one
-// adds. What the application does between them is the same for both mechanisms; it dilutes the
-// difference (the margin then keeps the model's choice) but does not favour either. The whole
-// runtime_mpi_mpich, cores far (155-168 ns a line), NAS_MG_x W round trips, launches of the two
-// builds alternated: 41.7, 39.7, 41.3 us by the period; 38.3 and 54.1 by the receive's own time
-// (the learner keeps the cells: periods 33-34 K ticks against the heap's 37-56 K). Near, 13.6-15.1.
+// A time is the receive's own span: from its matched RTS to its completion, in TSC ticks of this
+// process (Tuning::period off). The period between two receives of the entry (on) holds more: the
+// sender's side and what the copy does to the lines both ranks touch next; in runtime_mpi's whole
+// program, cores far, it kept NAS_MG_x W on the cells (39.7-41.7 us a round trip, against 38.3
+// and 54.1 by the span). But it lost the stencil: in a 2x2x1 grid two faces of one layout come
+// from the same neighbour each iteration, the periods alternate between the short gap of the two
+// and the rest of the iteration, and the least of them judged the short gap alone
+// (runtime_mpi_ompi --stencil-only, 4 ranks, ddtkit against Open MPI: 1.08-1.29x by the period,
+// 1.35-1.54x by the span). So the receive learner keeps the span; the stream learner (stream.hpp),
+// whose choice the span cannot see, takes the period.
 //
 // Why streaks and the first not kept: what a mechanism costs depends on what the peer's receives
 // did to the same lines just before. In a ping-pong of one buffer per rank (DDTBench's), a heap
@@ -38,7 +34,7 @@
 // every receive's ticks, both ranks, at 5228664). The cells' first receives after start-up (page
 // faults, first use) took 3x their later time; the confirming streak repeats the trial once that
 // is paid. Both ranks count their receives alike, so in a ping-pong their streaks fall together
-// and a streak's later periods see both ranks on one mechanism.
+// and a streak's later times see both ranks on one mechanism.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -50,29 +46,34 @@ namespace ddt::shm {
 class MechLearner {
  public:
   // A receive's part in the learning: its entry (slot and generation, so that a reused slot
-  // takes no stale time), its mechanism, and whether its period is kept.
+  // takes no stale time), its mechanism, and whether its time is kept.
   struct Ticket {
     int slot = -1;
     uint32_t gen = 0;
     bool heap = false;
     bool keep = false;
+    int64_t t0 = 0;  // when it was chosen (the span clock)
   };
 
   // Receives of a mechanism per try (the first not kept); receives until the confirming try;
   // receives between later tries, where the slower way was at most twice as slow and where more.
   // hold: the way is chosen only as a streak ends (else at every receive between streaks too);
   // margin: the other way is taken where its time is at most margin[0] / margin[1] of the model's.
+  // period: a time is the period since the entry's previous receive (else the receive's own span,
+  // from choose to record).
   struct Tuning {
     uint32_t streak = 4, confirm = 16, refresh = 128, refresh_far = 512;
     bool hold = false;
     int64_t margin[2] = {4, 5};
+    bool period = false;
   };
   MechLearner() = default;
   explicit MechLearner(Tuning t) : t_(t) {}
   static constexpr int kEntries = 16, kKept = 4;
 
   // The mechanism for one receive (heap: true) whose cost model said model_heap.
-  Ticket choose(int source, const Hash& remote, int64_t rcount, const Hash& local, int64_t count, bool model_heap) {
+  Ticket choose(int source, const Hash& remote, int64_t rcount, const Hash& local, int64_t count, bool model_heap,
+                int64_t now = 0) {
     int slot = -1;
     for (int i = 0; i < kEntries; ++i)
       if (e_[i].source == source && e_[i].rcount == rcount && e_[i].count == count && e_[i].remote == remote &&
@@ -111,7 +112,7 @@ class MechLearner {
     e.run = e.last == e.trying ? e.run + 1 : 1;
     const bool keep = e.run > settle();
     e.last = e.trying;
-    return Ticket{slot, e.gen, e.trying == 1, keep};
+    return Ticket{slot, e.gen, e.trying == 1, keep, now};
   }
 
   // Whether an entry of source has settled on the second way (its trial done, not in a streak).
@@ -127,6 +128,10 @@ class MechLearner {
     if (t.slot < 0 || t.slot >= kEntries || e_[t.slot].gen != t.gen) return;
     Entry& e = e_[t.slot];
     const int m = t.heap ? 1 : 0;
+    if (!t_.period) {
+      if (t.keep && now > t.t0) e.recent[m][e.kept[m]++ % kKept] = now - t.t0;
+      return;
+    }
     if (t.keep && e.done_mech == m && now > e.done) e.recent[m][e.kept[m]++ % kKept] = now - e.done;
     e.done = now, e.done_mech = m;
   }

@@ -1157,7 +1157,7 @@ void deliver_rts(ddt_request r, int source, const CellHeader& h, const char* bod
   const bool learnable = seg && keyed && rt.learn && rt.mech == DDT_MECH_AUTO && rt.protocol != DDT_PROTO_COOP_HCA &&
                          n > 0 && n < kSenderCached && !pieces.windows && !pieces.tiled;
   if (learnable) {
-    ticket = rt.learner.choose(source, key, r->rcount, local_key, r->count, model == Mech::kHeap);
+    ticket = rt.learner.choose(source, key, r->rcount, local_key, r->count, model == Mech::kHeap, phase_ticks());
     model = ticket.heap ? Mech::kHeap : Mech::kPipe;
   }
   a.pipe = model == Mech::kPipe;

@@ -61,7 +61,7 @@ constexpr int64_t kStreamMinBytes = 2048;
 // 12,100 ticks, of streaming's from 7,600 to 9,400), as each turn's start stayed unkept.
 // (A margin of 2/3 instead of the learner's 4/5 was tried: far, ddt_runtime_bench's interleaved
 // samples then kept the ordinary cells in half the runs, NAS_LU_y N=64 2.4-4.2 us against 2.3.)
-constexpr MechLearner::Tuning kStreamTuning{36, 64, 2048, 8192, true};
+constexpr MechLearner::Tuning kStreamTuning{36, 64, 2048, 8192, true, {4, 5}, true};
 
 // The learner's key for a message of bytes (>= 1): its power of two, and whether its cells are
 // an eager one or a rendezvous' data cells (learned apart: their periods differ).

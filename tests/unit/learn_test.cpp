@@ -26,7 +26,7 @@ std::vector<bool> drive(MechLearner& l, int n, bool model_heap, const std::funct
                         int64_t& now, int source = 1) {
   std::vector<bool> ways;
   for (int i = 0; i < n; ++i) {
-    const MechLearner::Ticket t = l.choose(source, key(7), 1, key(9), 1, model_heap);
+    const MechLearner::Ticket t = l.choose(source, key(7), 1, key(9), 1, model_heap, now);
     now += period(t.heap, i);
     l.record(t, now);
     ways.push_back(t.heap);
@@ -74,7 +74,9 @@ TEST(Learner, TakesTheOtherOnlyWhereClearlyShorter) {
 // lines left shared) falls in the next period, and decides. Here each heap receive is short but
 // the time to the next receive long (a receive's own span would have said heap).
 TEST(Learner, JudgesByThePeriodBetweenReceives) {
-  MechLearner l;
+  MechLearner::Tuning t;
+  t.period = true;
+  MechLearner l(t);
   int64_t now = 1000;
   std::vector<bool> ways;
   for (int i = 0; i < 40; ++i) {
@@ -89,10 +91,28 @@ TEST(Learner, JudgesByThePeriodBetweenReceives) {
   EXPECT_EQ(count_heap(ways, 27, 40), 0);
 }
 
+// The default clock (the receive learner's) is the receive's own span, from choose to record:
+// the same receives as above take the heap there.
+TEST(Learner, DefaultClockIsTheReceivesSpan) {
+  MechLearner l;
+  int64_t now = 1000;
+  std::vector<bool> ways;
+  for (int i = 0; i < 40; ++i) {
+    const MechLearner::Ticket t = l.choose(1, key(7), 1, key(9), 1, false, now);
+    now += t.heap ? 20 : 60;
+    l.record(t, now);
+    now += t.heap ? 300 : 40;
+    ways.push_back(t.heap);
+  }
+  EXPECT_EQ(count_heap(ways, 8, 23), 15);
+}
+
 // A streak's first period spans the change of way and is not kept: a first receive through the
 // cells that costs ten times its later ones does not keep the learner from them.
 TEST(Learner, FirstPeriodOfAStreakIsNotKept) {
-  MechLearner l;
+  MechLearner::Tuning t;
+  t.period = true;
+  MechLearner l(t);
   int64_t now = 1000;
   bool prev = true;
   const auto w = drive(l, 40, true,
@@ -142,7 +162,7 @@ TEST(Learner, SettledSecondOnlyAfterTheTrial) {
 // Another tuning (the stream learner's: long streaks, rare refreshes): only the last four periods
 // of a streak count, so the way's start-up (a ring of cells still cold from the other way) is left out.
 TEST(Learner, LongStreaksKeepTheirLastPeriods) {
-  MechLearner l(MechLearner::Tuning{36, 64, 2048, 8192});
+  MechLearner l(MechLearner::Tuning{36, 64, 2048, 8192, true, {4, 5}, true});
   int64_t now = 1000;
   int in_streak = 0;
   bool prev = false;
