@@ -734,13 +734,13 @@ bool layout_pays_heap(ddt_type type, const void* buf, int64_t count, int64_t n, 
 // ddt_alloc buffers). Keyed by the layout's content hash, so a type freed and another made at the
 // same address never takes its answer.
 bool rendezvous_from_heap(ddt_type type, const void* buf, int64_t count, int peer, int64_t n) {
-  if (n <= kHeapEagerMax || rt.mech != DDT_MECH_AUTO || rt.eager_fixed || !heap_segment(type, buf, count, peer).id)
-    return false;
   // Where eager cells to the peer stream (stream.hpp: its core is far), they take about a third
   // of the ordinary cell's time, below what the handshake alone costs there: eager.
   // ddt_runtime_bench, cores far, NAS_LU_y N=162 (6,480 B of 40 B pieces 6,560 B apart), round
-  // trips: RTS 11.2-11.7 us, streamed eager 3.5.
-  if (streams_to(peer)) return false;
+  // trips: RTS 11.2-11.7 us, streamed eager 3.5. (Asked before the segment's lookup, the dearer.)
+  if (n <= kHeapEagerMax || rt.mech != DDT_MECH_AUTO || rt.eager_fixed || streams_to(peer) ||
+      !heap_segment(type, buf, count, peer).id)
+    return false;
   thread_local Recent<Placed, bool, 4> memo;
   const Placed at{key_of(type), count, static_cast<unsigned>(reinterpret_cast<uintptr_t>(buf) % 64)};
   if (const bool* pays = memo.find(at)) return *pays;

@@ -297,11 +297,11 @@ int64_t now_ns();
 // system clock (22 ns a read here, against 10 for the TSC), and a 16 KiB rendezvous round trip
 // read it 21 times per rank, 18 of them for these phases (3 remain: the load history).
 int64_t phase_ticks();
+// Whether this process streams its cells to dest (stream.hpp: the stream learner settled on it
+// for some size and kind of cell, or DDTKIT_STREAM_CELLS=1). comm.cpp.
+bool streams_to(int dest);
 
 // rendezvous.cpp
-// Whether eager messages to dest stream into their cells (stream.hpp): the learner settled on it
-// for some size, or DDTKIT_STREAM_CELLS=1.
-bool streams_to(int dest);
 // Sender: whether a message of n bytes that fits an eager cell goes by RTS, for the receiver to
 // copy it once out of this process's heap. Never for n <= kHeapEagerMax (the measurements are
 // beside the function).
